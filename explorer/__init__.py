@@ -1,0 +1,63 @@
+"""Chunk Boundary Explorer: see how chunking policies cut documents, and prove which keep
+what belongs together. Pure functions; the command line and the app only call these."""
+
+from .checks import CheckResult, ResolvedCheck, evaluate_check, resolve_check
+from .config import ChunkConfig
+from .digests import digest, sha
+from .documents import DocumentRecord
+from .errors import ErrorCode, ExplorerError
+from .grammar import Section, paragraphs, sections
+from .index import ChunkRecord, Index, build_index, document_chunks
+from .loading import (
+    DEFAULT_MAX_DOCUMENT_BYTES,
+    DirectoryReader,
+    DocumentStatus,
+    LoadResult,
+    MappingReader,
+    SourceReader,
+    load_documents,
+)
+from .manifest import Manifest, ManifestDocument, ManifestSpan, SpanCheck, parse_manifest
+from .policies import POLICIES, Policy, make_config, parse_config
+from .report import Report, compare
+from .validate import validate_index, validate_index_bytes
+
+__all__ = [
+    "DEFAULT_MAX_DOCUMENT_BYTES",
+    "POLICIES",
+    "CheckResult",
+    "ChunkConfig",
+    "ChunkRecord",
+    "DirectoryReader",
+    "DocumentRecord",
+    "DocumentStatus",
+    "ErrorCode",
+    "ExplorerError",
+    "Index",
+    "LoadResult",
+    "Manifest",
+    "ManifestDocument",
+    "ManifestSpan",
+    "MappingReader",
+    "Policy",
+    "Report",
+    "ResolvedCheck",
+    "Section",
+    "SourceReader",
+    "SpanCheck",
+    "build_index",
+    "compare",
+    "digest",
+    "document_chunks",
+    "evaluate_check",
+    "load_documents",
+    "make_config",
+    "paragraphs",
+    "parse_config",
+    "parse_manifest",
+    "resolve_check",
+    "sections",
+    "sha",
+    "validate_index",
+    "validate_index_bytes",
+]

@@ -1,0 +1,98 @@
+"""Span checks (SPEC §7): does one chunk hold everything that belongs together?"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TypedDict
+
+from .errors import ErrorCode, ExplorerError
+from .index import ChunkRecord
+from .manifest import ManifestSpan, SpanCheck
+
+
+@dataclass(frozen=True)
+class ResolvedSpan:
+    label: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class ResolvedCheck:
+    id: str
+    source_id: str
+    spans: tuple[ResolvedSpan, ...]
+
+
+class SpanResult(TypedDict):
+    label: str
+    start: int
+    end: int
+    containing_chunk_ids: list[str]
+    overlapping_chunk_ids: list[str]
+
+
+class CheckResult(TypedDict):
+    id: str
+    source_id: str
+    together: bool
+    spans: list[SpanResult]
+
+
+def resolve_span(text: str, span: ManifestSpan, where: str) -> ResolvedSpan:
+    """A quote's unique position, or offsets checked against the text."""
+    if span.quote is not None:
+        first = text.find(span.quote)
+        if first < 0:
+            raise ExplorerError(
+                ErrorCode.SPAN_QUOTE_NOT_FOUND,
+                f"{where}: the quote {span.quote!r} is not in the text",
+            )
+        again = text.find(span.quote, first + 1)
+        if again >= 0:
+            raise ExplorerError(
+                ErrorCode.SPAN_QUOTE_AMBIGUOUS,
+                f"{where}: the quote {span.quote!r} occurs more than once (at {first} and {again})",
+            )
+        return ResolvedSpan(span.label, first, first + len(span.quote))
+    start, end = span.start, span.end
+    if start is None or end is None or not 0 <= start < end <= len(text):
+        raise ExplorerError(
+            ErrorCode.SPAN_OUT_OF_RANGE,
+            f"{where}: [{start}, {end}) is not a non-empty span of the text's "
+            f"{len(text):,} characters",
+        )
+    return ResolvedSpan(span.label, start, end)
+
+
+def resolve_check(check: SpanCheck, text: str) -> ResolvedCheck:
+    spans = tuple(
+        resolve_span(text, span, f"check {check.id!r}, span {span.label!r}") for span in check.spans
+    )
+    return ResolvedCheck(check.id, check.source_id, spans)
+
+
+def evaluate_check(check: ResolvedCheck, chunks: Sequence[ChunkRecord]) -> CheckResult:
+    """Containing and overlapping chunks per span; together when one chunk holds them all."""
+    own = [c for c in chunks if c["source_id"] == check.source_id]
+    spans: list[SpanResult] = []
+    shared: set[str] | None = None
+    for span in check.spans:
+        containing = [
+            c["chunk_id"] for c in own if c["start"] <= span.start and span.end <= c["end"]
+        ]
+        overlapping = [
+            c["chunk_id"] for c in own if c["start"] < span.end and span.start < c["end"]
+        ]
+        shared = set(containing) if shared is None else shared & set(containing)
+        spans.append(
+            {
+                "label": span.label,
+                "start": span.start,
+                "end": span.end,
+                "containing_chunk_ids": containing,
+                "overlapping_chunk_ids": overlapping,
+            }
+        )
+    return {"id": check.id, "source_id": check.source_id, "together": bool(shared), "spans": spans}

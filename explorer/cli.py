@@ -1,0 +1,162 @@
+"""`python -m explorer compare | index | validate` (SPEC §8).
+
+Exit 0 on success, 1 when `validate` refuses, 2 for any other error, always with
+`error: <code>: <detail>` on standard error and never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn, TextIO
+
+from .errors import ErrorCode, ExplorerError
+from .index import build_index
+from .jsonio import dump_json
+from .loading import DEFAULT_MAX_DOCUMENT_BYTES, DirectoryReader, LoadResult, load_documents
+from .manifest import Manifest, parse_manifest
+from .policies import POLICIES, make_config
+from .report import compare
+from .validate import validate_index_bytes
+
+MAX_INPUT_FILE_BYTES = 512 * 1024 * 1024
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise ExplorerError(ErrorCode.USAGE, f"{message} (see --help)")
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} must be at least 1")
+    return number
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m explorer", description="Compare chunking policies.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def with_manifest(name: str, help_text: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        sub.add_argument("manifest", type=Path, help="manifest.json; paths are relative to it")
+        sub.add_argument("--out", type=Path, help="write JSON here instead of standard output")
+        sub.add_argument(
+            "--max-document-bytes",
+            type=_positive,
+            default=DEFAULT_MAX_DOCUMENT_BYTES,
+            help="refuse larger source files (default: 1 MiB)",
+        )
+        sub.add_argument(
+            "--skip-failed", action="store_true", help="leave out documents that fail to load"
+        )
+        return sub
+
+    comp = with_manifest("compare", "Build every policy's index and run the span checks.")
+    comp.add_argument("--fixed-chars", type=int, default=None, help="fixed-char size (80)")
+    comp.add_argument("--target-chars", type=int, default=None, help="heading-aware target (220)")
+
+    one = with_manifest("index", "Build one policy's index.")
+    one.add_argument("--policy", required=True, choices=list(POLICIES))
+    one.add_argument("--max-chars", type=int, default=None, help="size for a sized policy")
+
+    check = commands.add_parser("validate", help="Check an index file; exit 1 if refused.")
+    check.add_argument("file", type=Path)
+    return parser
+
+
+def _read(path: Path, what: str) -> bytes:
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_INPUT_FILE_BYTES + 1)
+    except OSError as error:
+        raise ExplorerError(
+            ErrorCode.IO_ERROR, f"cannot read {what} {str(path)!r}: {error.strerror}"
+        ) from None
+    if len(data) > MAX_INPUT_FILE_BYTES:
+        raise ExplorerError(ErrorCode.IO_ERROR, f"{what} {str(path)!r} is larger than 512 MiB")
+    return data
+
+
+def _load(args: argparse.Namespace, err: TextIO) -> tuple[Manifest, LoadResult]:
+    manifest = parse_manifest(_read(args.manifest, "manifest"))
+    load = load_documents(manifest, DirectoryReader(args.manifest.parent), args.max_document_bytes)
+    for failure in load.failures:
+        prefix = "warning" if args.skip_failed else "error"
+        print(f"{prefix}: {failure.status}: {failure.source_id}: {failure.detail}", file=err)
+    if load.failures and not args.skip_failed:
+        first = load.failures[0]
+        raise ExplorerError(
+            ErrorCode(first.status),
+            f"{len(load.failures)} of {len(load.statuses)} documents failed to load; "
+            "fix them, or pass --skip-failed to leave them out",
+        )
+    return manifest, load
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Either the whole file appears, or nothing does."""
+    try:
+        fd, temporary = tempfile.mkstemp(
+            dir=path.parent or ".", prefix=f".{path.name}.", suffix=".tmp"
+        )
+    except OSError as error:
+        raise ExplorerError(
+            ErrorCode.IO_ERROR, f"cannot write {str(path)!r}: {error.strerror}"
+        ) from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except OSError as error:
+        Path(temporary).unlink(missing_ok=True)
+        raise ExplorerError(
+            ErrorCode.IO_ERROR, f"cannot write {str(path)!r}: {error.strerror}"
+        ) from None
+
+
+def _emit(value: Any, out: Path | None, stdout: TextIO) -> None:
+    text = dump_json(value)
+    if out is None:
+        stdout.write(text)
+    else:
+        _write_atomically(out, text)
+
+
+def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    if args.command == "validate":
+        index = validate_index_bytes(_read(args.file, "index file"))
+        print(f"valid {index['index_id']}", file=stdout)
+        return 0
+    manifest, load = _load(args, stderr)
+    if args.command == "compare":
+        sizes = {"fixed-char": args.fixed_chars, "heading-aware": args.target_chars}
+        given = {name: size for name, size in sizes.items() if size is not None}
+        _emit(compare(load, manifest.span_checks, given), args.out, stdout)
+    else:
+        _emit(
+            build_index(load.documents, make_config(args.policy, args.max_chars)), args.out, stdout
+        )
+    return 0
+
+
+def main(
+    argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None
+) -> int:
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    try:
+        return _run(_parser().parse_args(argv), stdout, stderr)
+    except ExplorerError as error:
+        print(f"error: {error.code.value}: {error.detail}", file=stderr)
+        return 1 if error.code is ErrorCode.INVALID_CHUNK_INDEX else 2

@@ -1,0 +1,158 @@
+"""Verified loading (SPEC §3): bytes are checked against the manifest before decoding.
+
+Reading is the only I/O, and it sits behind `SourceReader`: a folder on disk, or files
+already in memory (an upload). Everything after the bytes are in hand is pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Protocol
+
+from .digests import sha_bytes
+from .documents import DocumentRecord, document_record
+from .errors import ErrorCode, ExplorerError
+from .grammar import require_heading
+from .manifest import Manifest, ManifestDocument
+
+DEFAULT_MAX_DOCUMENT_BYTES = 1024 * 1024
+OK = "ok"
+
+
+class SourceReader(Protocol):
+    def read(self, path: str, max_bytes: int) -> bytes:
+        """The raw bytes at a manifest path, or `source_not_found`, `document_too_large`,
+        `path_outside_manifest`."""
+        ...
+
+
+def check_relative_path(path: str) -> PurePosixPath:
+    """A plain `/`-separated path that cannot leave the manifest's folder."""
+    pure = PurePosixPath(path)
+    if pure.is_absolute() or "\\" in path or path.startswith("~"):
+        raise ExplorerError(
+            ErrorCode.PATH_OUTSIDE_MANIFEST,
+            f"{path!r} must be relative to the manifest's folder, with '/' between names",
+        )
+    if ".." in pure.parts or pure.parts in ((), (".",)):
+        raise ExplorerError(
+            ErrorCode.PATH_OUTSIDE_MANIFEST, f"{path!r} leads outside the manifest's folder"
+        )
+    return pure
+
+
+def _too_large(path: str, max_bytes: int) -> ExplorerError:
+    return ExplorerError(
+        ErrorCode.DOCUMENT_TOO_LARGE, f"{path!r} is larger than the limit of {max_bytes:,} bytes"
+    )
+
+
+@dataclass(frozen=True)
+class DirectoryReader:
+    """Files below one folder (the manifest's); links may not lead out of it."""
+
+    base: Path
+
+    def read(self, path: str, max_bytes: int) -> bytes:
+        relative = check_relative_path(path)
+        base = self.base.resolve()
+        try:
+            target = (base / relative).resolve(strict=True)
+        except (OSError, RuntimeError):
+            raise ExplorerError(ErrorCode.SOURCE_NOT_FOUND, f"no file at {path!r}") from None
+        if not target.is_relative_to(base):
+            raise ExplorerError(
+                ErrorCode.PATH_OUTSIDE_MANIFEST,
+                f"{path!r} is a link that leads outside the manifest's folder",
+            )
+        if not target.is_file():
+            raise ExplorerError(ErrorCode.SOURCE_NOT_FOUND, f"{path!r} is not a regular file")
+        with target.open("rb") as handle:
+            data = handle.read(max_bytes + 1)
+        if len(data) > max_bytes:
+            raise _too_large(path, max_bytes)
+        return data
+
+
+@dataclass(frozen=True)
+class MappingReader:
+    """Files already in memory, by manifest path (uploads, archives, tests)."""
+
+    files: Mapping[str, bytes]
+
+    def read(self, path: str, max_bytes: int) -> bytes:
+        check_relative_path(path)
+        data = self.files.get(path)
+        if data is None:
+            raise ExplorerError(ErrorCode.SOURCE_NOT_FOUND, f"no file was given for {path!r}")
+        if len(data) > max_bytes:
+            raise _too_large(path, max_bytes)
+        return data
+
+
+def decode_source(entry: ManifestDocument, data: bytes) -> DocumentRecord:
+    """Steps 2-5 of SPEC §3 and the grammar's first rule, in that order."""
+    actual = sha_bytes(data)
+    if actual != entry.sha256:
+        raise ExplorerError(
+            ErrorCode.SOURCE_DIGEST_MISMATCH,
+            f"{entry.path!r} has SHA-256 {actual[:12]}…, the manifest says {entry.sha256[:12]}…",
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ExplorerError(
+            ErrorCode.NOT_UTF8, f"{entry.path!r} is not UTF-8 (byte {error.start})"
+        ) from None
+    nul = text.find("\x00")
+    if nul >= 0:
+        raise ExplorerError(ErrorCode.NUL_BYTE, f"{entry.path!r} has a NUL at character {nul}")
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    if not text.strip():
+        raise ExplorerError(ErrorCode.EMPTY_DOCUMENT, f"{entry.path!r} has no text")
+    require_heading(text)
+    return document_record(entry.fields_as_given(), text)
+
+
+@dataclass(frozen=True)
+class DocumentStatus:
+    source_id: str
+    path: str
+    status: str
+    detail: str
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    """Every document's status in manifest order, and the records of those that loaded."""
+
+    statuses: tuple[DocumentStatus, ...]
+    documents: tuple[DocumentRecord, ...]
+
+    @property
+    def failures(self) -> tuple[DocumentStatus, ...]:
+        return tuple(s for s in self.statuses if not s.ok)
+
+
+def load_documents(
+    manifest: Manifest, reader: SourceReader, max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES
+) -> LoadResult:
+    """Load each document on its own: one failure never hides the others."""
+    statuses = []
+    documents = []
+    for entry in manifest.documents:
+        try:
+            record = decode_source(entry, reader.read(entry.path, max_bytes))
+        except ExplorerError as error:
+            statuses.append(DocumentStatus(entry.source_id, entry.path, error.code, error.detail))
+            continue
+        documents.append(record)
+        detail = f"verified; {len(record['text']):,} characters"
+        statuses.append(DocumentStatus(entry.source_id, entry.path, OK, detail))
+    return LoadResult(tuple(statuses), tuple(documents))

@@ -1,0 +1,85 @@
+"""The manifest (SPEC §2): which sources to load, their digests, and the span checks."""
+
+from __future__ import annotations
+
+from pydantic import Field, ValidationError, model_validator
+
+from .errors import ErrorCode, ExplorerError
+from .jsonio import parse_json
+from .models import Hex64, NoNullModel, PlainText, StrictModel, VersionOne, describe
+
+
+class ManifestDocument(NoNullModel):
+    source_id: PlainText
+    version: PlainText
+    path: PlainText = Field(description="Relative to the manifest's folder, '/'-separated.")
+    sha256: Hex64 = Field(description="SHA-256 of the file's raw bytes.")
+    title: PlainText | None = None
+    url: PlainText | None = None
+    fact_status: PlainText | None = None
+    access_scope: PlainText | None = None
+
+    def fields_as_given(self) -> dict[str, str]:
+        """The keys the manifest gave, and only those: they enter the document revision."""
+        return self.model_dump(exclude_unset=True)
+
+
+class ManifestSpan(NoNullModel):
+    """Either a quote that occurs exactly once, or `[start, end)` in characters."""
+
+    label: PlainText
+    start: int | None = None
+    end: int | None = None
+    quote: str | None = Field(default=None, min_length=1)
+
+    @model_validator(mode="after")
+    def _one_form(self) -> ManifestSpan:
+        offsets = (self.start is not None, self.end is not None)
+        if self.quote is not None and any(offsets):
+            raise ValueError("give either a quote or start and end, not both")
+        if self.quote is None and not all(offsets):
+            raise ValueError("give either a quote or both start and end")
+        return self
+
+
+class SpanCheck(StrictModel):
+    id: PlainText
+    source_id: PlainText
+    spans: list[ManifestSpan] = Field(min_length=1)
+
+
+class Manifest(StrictModel):
+    manifest_version: VersionOne
+    documents: list[ManifestDocument] = Field(min_length=1)
+    span_checks: list[SpanCheck] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _unique_and_linked(self) -> Manifest:
+        _refuse_repeats("source_id", [d.source_id for d in self.documents])
+        _refuse_repeats("path", [d.path for d in self.documents])
+        _refuse_repeats("span check id", [c.id for c in self.span_checks])
+        known = {d.source_id for d in self.documents}
+        for check in self.span_checks:
+            if check.source_id not in known:
+                raise ValueError(
+                    f"span check {check.id!r} names source_id {check.source_id!r}, "
+                    "which no document has"
+                )
+        return self
+
+
+def _refuse_repeats(what: str, values: list[str]) -> None:
+    seen: set[str] = set()
+    for value in values:
+        if value in seen:
+            raise ValueError(f"duplicate {what} {value!r}")
+        seen.add(value)
+
+
+def parse_manifest(data: bytes) -> Manifest:
+    """Bytes of a manifest file to a checked `Manifest`, or `invalid_manifest`."""
+    raw = parse_json(data, ErrorCode.INVALID_MANIFEST, "manifest")
+    try:
+        return Manifest.model_validate(raw)
+    except ValidationError as error:
+        raise ExplorerError(ErrorCode.INVALID_MANIFEST, describe(error)) from None

@@ -1,0 +1,77 @@
+"""Shared building blocks of the pydantic models at the core's edges."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _hex64(value: str) -> str:
+    if not _HEX64.fullmatch(value):
+        raise ValueError("must be 64 lower-case hex digits")
+    return value
+
+
+def _plain_text(value: str) -> str:
+    if not value:
+        raise ValueError("must be a non-empty string")
+    if _CONTROL.search(value):
+        raise ValueError("must not contain control characters")
+    return value
+
+
+Hex64 = Annotated[
+    str, AfterValidator(_hex64), Field(json_schema_extra={"pattern": "^[0-9a-f]{64}$"})
+]
+PlainText = Annotated[str, AfterValidator(_plain_text), Field(min_length=1)]
+# `Literal[1]` would accept true and 1.0; a strict int bounded to 1 accepts only 1.
+VersionOne = Annotated[int, Field(ge=1, le=1)]
+
+
+class StrictModel(BaseModel):
+    """No unknown keys, no coercion ("1" is not 1, true is not 1), immutable."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class NoNullModel(StrictModel):
+    """Optional keys may be left out, but never given as null."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _refuse_null(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for key, value in data.items():
+                if value is None and key in cls.model_fields:
+                    raise ValueError(f"{key!r} must be a non-empty string, not null")
+        return data
+
+
+_FRIENDLY = {
+    "extra_forbidden": "unknown key",
+    "missing": "required key is missing",
+}
+
+
+def _location(loc: tuple[int | str, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def describe(error: ValidationError, limit: int = 3) -> str:
+    """A readable sentence for the first few problems pydantic found."""
+    problems = error.errors()
+    parts = []
+    for problem in problems[:limit]:
+        message = _FRIENDLY.get(problem["type"], problem["msg"]).removeprefix("Value error, ")
+        where = _location(problem["loc"])
+        parts.append(f"{where}: {message}" if where else message)
+    more = len(problems) - limit
+    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")

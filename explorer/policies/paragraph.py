@@ -1,0 +1,14 @@
+"""One chunk per paragraph."""
+
+from __future__ import annotations
+
+from ..config import ChunkConfig
+from ..grammar import Section, Span, paragraphs
+
+
+class Paragraph:
+    name = "paragraph"
+    default_max_chars: int | None = None
+
+    def spans(self, text: str, section: Section, config: ChunkConfig) -> list[Span]:
+        return paragraphs(text, section.start, section.end)

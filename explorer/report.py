@@ -1,0 +1,146 @@
+"""The comparison report (SPEC §8): every policy's index and span checks, side by side."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TypedDict
+
+from pydantic import Field
+
+from .checks import CheckResult, ResolvedCheck, evaluate_check, resolve_check
+from .config import ChunkConfig
+from .index import Index, build_index
+from .loading import LoadResult
+from .manifest import SpanCheck
+from .models import StrictModel, VersionOne
+from .policies import POLICIES, make_config
+from .validate import IndexModel
+
+REPORT_VERSION = 1
+
+
+class PolicyResult(TypedDict):
+    name: str
+    config: dict[str, str | int | None]
+    index_id: str
+    chunk_count: int
+    checks: list[CheckResult]
+
+
+class DocumentStatusEntry(TypedDict):
+    source_id: str
+    status: str
+    detail: str
+
+
+class SkippedCheck(TypedDict):
+    id: str
+    source_id: str
+    reason: str
+
+
+class Report(TypedDict):
+    report_version: int
+    policies: list[PolicyResult]
+    documents: list[DocumentStatusEntry]
+    skipped_checks: list[SkippedCheck]
+    indexes: dict[str, Index]
+
+
+def resolve_checks(
+    load: LoadResult, checks: Sequence[SpanCheck]
+) -> tuple[list[ResolvedCheck], list[SkippedCheck]]:
+    """Resolve the checks of loaded documents; a failed document's checks are skipped
+    (and said so), never evaluated against nothing."""
+    texts = {d["source_id"]: d["text"] for d in load.documents}
+    status = {s.source_id: s for s in load.statuses}
+    resolved: list[ResolvedCheck] = []
+    skipped: list[SkippedCheck] = []
+    for check in checks:
+        text = texts.get(check.source_id)
+        if text is None:
+            reason = f"its document did not load ({status[check.source_id].status})"
+            skipped.append({"id": check.id, "source_id": check.source_id, "reason": reason})
+        else:
+            resolved.append(resolve_check(check, text))
+    return resolved, skipped
+
+
+def compare(
+    load: LoadResult, checks: Sequence[SpanCheck], sizes: Mapping[str, int] | None = None
+) -> Report:
+    """Build every registered policy's index over the loaded documents and run the checks.
+
+    `sizes` maps a sized policy's name to its `max_chars`; others take their defaults.
+    """
+    resolved, skipped = resolve_checks(load, checks)
+    sizes = sizes or {}
+    policies: list[PolicyResult] = []
+    indexes: dict[str, Index] = {}
+    for name in POLICIES:
+        index = build_index(load.documents, make_config(name, sizes.get(name)))
+        indexes[name] = index
+        policies.append(
+            {
+                "name": name,
+                "config": index["config"],
+                "index_id": index["index_id"],
+                "chunk_count": len(index["chunks"]),
+                "checks": [evaluate_check(check, index["chunks"]) for check in resolved],
+            }
+        )
+    documents: list[DocumentStatusEntry] = [
+        {"source_id": s.source_id, "status": s.status, "detail": s.detail} for s in load.statuses
+    ]
+    return {
+        "report_version": REPORT_VERSION,
+        "policies": policies,
+        "documents": documents,
+        "skipped_checks": skipped,
+        "indexes": indexes,
+    }
+
+
+class SpanResultModel(StrictModel):
+    label: str
+    start: int
+    end: int
+    containing_chunk_ids: list[str]
+    overlapping_chunk_ids: list[str]
+
+
+class CheckResultModel(StrictModel):
+    id: str
+    source_id: str
+    together: bool
+    spans: list[SpanResultModel]
+
+
+class PolicyResultModel(StrictModel):
+    name: str
+    config: ChunkConfig
+    index_id: str
+    chunk_count: int = Field(ge=0)
+    checks: list[CheckResultModel]
+
+
+class DocumentStatusModel(StrictModel):
+    source_id: str
+    status: str = Field(description="'ok' or the error code that refused the document.")
+    detail: str
+
+
+class SkippedCheckModel(StrictModel):
+    id: str
+    source_id: str
+    reason: str
+
+
+class ReportModel(StrictModel):
+    """The wire shape of a comparison report (for its JSON Schema and for tests)."""
+
+    report_version: VersionOne
+    policies: list[PolicyResultModel]
+    documents: list[DocumentStatusModel]
+    skipped_checks: list[SkippedCheckModel]
+    indexes: dict[str, IndexModel]
