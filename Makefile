@@ -38,10 +38,10 @@ pytest: $(STAMP) chromium
 test: lint typecheck pytest
 
 schemas: $(STAMP)
-	$(BIN)/python -m explorer.schemas
+	$(BIN)/python -m explorer.schema
 
 bench: $(STAMP)
-	$(BIN)/python scripts/bench.py
+	PYTHONPATH=. $(BIN)/python scripts/bench.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

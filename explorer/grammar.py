@@ -39,10 +39,23 @@ def require_heading(text: str) -> None:
         )
 
 
+def _headings(text: str) -> list[re.Match[str]]:
+    """Every heading line: `str.find` jumps to each line that starts with '#'."""
+    found = []
+    position = -1
+    while True:
+        heading = _HEADING.match(text, position + 1)
+        if heading is not None:
+            found.append(heading)
+        position = text.find("\n#", position + 1)
+        if position < 0:
+            return found
+
+
 def sections(text: str) -> list[Section]:
     """Every section with a non-blank body, in document order."""
     require_heading(text)
-    headings = list(_HEADING.finditer(text))
+    headings = _headings(text)
     result = []
     for position, heading in enumerate(headings):
         start = heading.end()
@@ -52,15 +65,45 @@ def sections(text: str) -> list[Section]:
     return result
 
 
+# Line breaks that `str.splitlines` honours besides "\n" ("\r" does not survive loading).
+_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+# Where "\n" is the only line break (`\s` is exactly `str.isspace`): a blank first line,
+# and each newline that a blank line follows.
+_BLANK_FIRST_LINE = re.compile(r"[^\S\n]*(?:\n|\Z)")
+_BLANK_NEXT_LINE = re.compile(r"\n[^\S\n]*(?=\n|\Z)")
+
+
 def paragraphs(text: str, start: int, end: int) -> list[Span]:
     """Maximal runs of non-blank lines in `text[start:end]`, each ending after its last line.
 
     Lines are those of `str.splitlines(keepends=True)`, so form feeds, U+2028 and the like
-    end a line too; a line is blank when it is only whitespace.
+    end a line too; a line is blank when it is only whitespace. `start` must begin a line.
     """
+    if _OTHER_BREAKS.search(text, start, end) is not None:
+        return _paragraphs_by_lines(text, start, end)
+    # Paragraphs are the gaps between blank lines, found without visiting every line.
+    result: list[Span] = []
+    cursor = search_from = start
+    first = _BLANK_FIRST_LINE.match(text, start, end)
+    if first is not None:
+        cursor = first.end()
+        search_from = max(cursor - 1, start)  # its newline tells about the next line
+    for blank in _BLANK_NEXT_LINE.finditer(text, search_from, end):
+        line_start = blank.start() + 1
+        if line_start > cursor:
+            result.append((cursor, line_start))
+        cursor = min(blank.end() + 1, end)
+    if cursor < end:
+        result.append((cursor, end))
+    return result
+
+
+def _paragraphs_by_lines(text: str, start: int, end: int) -> list[Span]:
+    """The definition itself, line by line: for text with rarer line breaks."""
     result: list[Span] = []
     cursor = start
     begin = -1
+    last = start
     for line in text[start:end].splitlines(keepends=True):
         line_end = cursor + len(line)
         if not line.isspace():

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable
 from typing import Literal, TypedDict
 
 from .config import ChunkConfig
-from .digests import digest, sha
+from .digests import canonical_json, digest
 from .documents import DocumentRecord
 from .errors import ErrorCode, ExplorerError
 from .grammar import sections
@@ -41,57 +43,78 @@ class Index(TypedDict):
     index_id: str
 
 
-class _LineCounter:
-    """1-based line numbers by a cursor that only moves forward, so a document's chunks
-    cost one pass over its text, not one scan from the top per chunk."""
-
-    def __init__(self, text: str) -> None:
-        self._text = text
-        self._offset = 0
-        self._line = 1
-
-    def line_at(self, offset: int) -> int:
-        if offset < self._offset:  # never for ordered spans; correct regardless
-            self._offset, self._line = 0, 1
-        self._line += self._text.count("\n", self._offset, offset)
-        self._offset = offset
-        return self._line
-
-
 def section_id(document_revision: str, heading_start: int) -> str:
     return digest({"document_revision": document_revision, "heading_start": heading_start})
 
 
-def document_chunks(document: DocumentRecord, config: ChunkConfig) -> list[ChunkRecord]:
-    """One document's chunks, in order, each with its content-derived `chunk_id`."""
+# The hot path spells out `canonical_json` for the shapes it hashes per chunk, keys in
+# sorted order; tests hold every id to `digest`. A chunk's fields (all but its id) are
+# encoded once and serve both its `chunk_id` and the index's `index_id`.
+_string = json.encoder.encode_basestring  # what json.dumps(ensure_ascii=False) writes
+
+
+def _encoded_chunks(
+    document: DocumentRecord, config: ChunkConfig
+) -> tuple[list[ChunkRecord], list[bytes]]:
+    """One document's chunk records, and each record's canonical JSON."""
     policy = policy_for(config)
-    config_json = config.as_json()
+    id_hash = hashlib.sha256(('{"config":' + canonical_json(config.as_json()) + ",").encode())
     text = document["text"]
+    source_id = document["source_id"]
+    version = document["version"]
     revision = document["document_revision"]
-    lines = _LineCounter(text)
-    chunks: list[ChunkRecord] = []
+    head = '"document_revision":' + _string(revision) + ',"end":'
+    source = ',"source_id":' + _string(source_id) + ',"start":'
+    tail = ',"version":' + _string(version) + "}"
+    records: list[ChunkRecord] = []
+    encoded: list[bytes] = []
+    # Line numbers by a cursor that only moves forward: spans come in document order, so
+    # counting newlines costs one pass over the text, not one scan from the top per chunk.
+    line, line_offset = 1, 0
     for section in sections(text):
         sid = section_id(revision, section.heading_start)
+        title = section.title
+        middle = ',"section_id":"' + sid + '","section_title":' + _string(title) + source
         for start, end in policy.spans(text, section, config):
             piece = text[start:end]
-            start_line = lines.line_at(start)
-            payload = {
-                "source_id": document["source_id"],
-                "version": document["version"],
-                "document_revision": revision,
-                "section_id": sid,
-                "section_title": section.title,
-                "order": len(chunks),
-                "start": start,
-                "end": end,
-                "start_line": start_line,
-                "end_line": lines.line_at(end - 1),
-                "text": piece,
-                "text_sha256": sha(piece),
-            }
-            chunk_id = digest({"config": config_json, **payload})
-            chunks.append({"chunk_id": chunk_id, **payload})  # type: ignore[typeddict-item]
-    return chunks
+            piece_sha = hashlib.sha256(piece.encode()).hexdigest()
+            line += text.count("\n", line_offset, start)
+            start_line = line
+            line += text.count("\n", start, end - 1)
+            line_offset = end - 1
+            order = len(records)
+            fields = (
+                f'{head}{end},"end_line":{line},"order":{order}{middle}{start}'
+                f',"start_line":{start_line},"text":{_string(piece)},"text_sha256":"{piece_sha}"'
+                f"{tail}"
+            ).encode()
+            chunk_hash = id_hash.copy()
+            chunk_hash.update(fields)
+            chunk_id = chunk_hash.hexdigest()
+            records.append(
+                {
+                    "chunk_id": chunk_id,
+                    "source_id": source_id,
+                    "version": version,
+                    "document_revision": revision,
+                    "section_id": sid,
+                    "section_title": title,
+                    "order": order,
+                    "start": start,
+                    "end": end,
+                    "start_line": start_line,
+                    "end_line": line,
+                    "text": piece,
+                    "text_sha256": piece_sha,
+                }
+            )
+            encoded.append(b'{"chunk_id":"' + chunk_id.encode() + b'",' + fields)
+    return records, encoded
+
+
+def document_chunks(document: DocumentRecord, config: ChunkConfig) -> list[ChunkRecord]:
+    """One document's chunks, in order, each with its content-derived `chunk_id`."""
+    return _encoded_chunks(document, config)[0]
 
 
 def build_index(documents: Iterable[DocumentRecord], config: ChunkConfig) -> Index:
@@ -102,11 +125,27 @@ def build_index(documents: Iterable[DocumentRecord], config: ChunkConfig) -> Ind
         raise ExplorerError(
             ErrorCode.NO_DOCUMENTS, "no document loaded, so there is nothing to chunk"
         )
-    body = {
-        "schema_version": SCHEMA_VERSION,
-        "execution_mode": EXECUTION_MODE,
-        "config": config.as_json(),
+    config_json = config.as_json()
+    chunks: list[ChunkRecord] = []
+    encoded: list[bytes] = []
+    for document in ordered:
+        records, parts = _encoded_chunks(document, config)
+        chunks.extend(records)
+        encoded.extend(parts)
+    rest = {
+        "config": config_json,
         "documents": ordered,
-        "chunks": [chunk for document in ordered for chunk in document_chunks(document, config)],
+        "execution_mode": EXECUTION_MODE,
+        "schema_version": SCHEMA_VERSION,
     }
-    return {**body, "index_id": digest(body)}  # type: ignore[typeddict-item]
+    index_hash = hashlib.sha256(b'{"chunks":[')
+    index_hash.update(b",".join(encoded))
+    index_hash.update(("]," + canonical_json(rest)[1:]).encode())
+    return {
+        "schema_version": 1,
+        "execution_mode": EXECUTION_MODE,
+        "config": config_json,
+        "documents": ordered,
+        "chunks": chunks,
+        "index_id": index_hash.hexdigest(),
+    }

@@ -1,0 +1,47 @@
+"""JSON Schemas of the wire formats, generated from the models.
+
+`python -m explorer.schema [DIR]` writes them (default `schemas/`); a test keeps the
+checked-in copies current.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from .jsonio import dump_json
+from .manifest import Manifest
+from .report import ReportModel
+from .validate import IndexModel
+
+_MODELS: dict[str, type[BaseModel]] = {
+    "manifest": Manifest,
+    "index": IndexModel,
+    "report": ReportModel,
+}
+
+
+def json_schemas() -> dict[str, dict[str, Any]]:
+    """File name to schema, for every wire format."""
+    schemas = {}
+    for name, model in _MODELS.items():
+        schema = model.model_json_schema()
+        schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+        schemas[f"{name}.schema.json"] = schema
+    return schemas
+
+
+def main(argv: list[str]) -> int:
+    folder = Path(argv[0] if argv else "schemas")
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, schema in json_schemas().items():
+        (folder / name).write_text(dump_json(schema), encoding="utf-8")
+        print(f"wrote {folder / name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
