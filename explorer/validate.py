@@ -7,10 +7,11 @@ from typing import Annotated, Literal, NoReturn, cast
 from pydantic import Field, ValidationError
 
 from .config import ChunkConfig
-from .digests import digest, sha
+from .digests import sha
 from .documents import revision_of
 from .errors import ErrorCode, ExplorerError
-from .index import EXECUTION_MODE, ChunkRecord, Index, document_chunks
+from .grammar import require_heading
+from .index import EXECUTION_MODE, ChunkRecord, Index, build_index
 from .jsonio import parse_json
 from .manifest import ManifestDocument
 from .models import Hex64, PlainText, StrictModel, VersionOne, describe
@@ -78,7 +79,10 @@ def _check_documents(index: Index) -> None:
 
 
 def _difference(i: int, got: ChunkRecord, want: ChunkRecord) -> str:
-    field = next(key for key in want if got[key] != want[key])  # type: ignore[literal-required]
+    # Name the field a person edited before the ids that merely follow from it.
+    order = [key for key in want if key not in ("text_sha256", "chunk_id")]
+    fields = [*order, "text_sha256", "chunk_id"]
+    field = next(key for key in fields if got[key] != want[key])  # type: ignore[literal-required]
     where = f"chunks[{i}].{field}"
     if field == "text":
         return f"{where} is not the source text at [{want['start']}, {want['end']})"
@@ -88,14 +92,16 @@ def _difference(i: int, got: ChunkRecord, want: ChunkRecord) -> str:
     return f"{where} does not match what the documents and config give"
 
 
-def _check_chunks(index: Index, config: ChunkConfig) -> None:
-    expected: list[ChunkRecord] = []
+def _rebuild(index: Index, config: ChunkConfig) -> Index:
     for i, doc in enumerate(index["documents"]):
         try:
-            expected.extend(document_chunks(doc, config))
+            require_heading(doc["text"])
         except ExplorerError as error:
             _refuse(f"documents[{i}]: {error.detail}")
-    actual = index["chunks"]
+    return build_index(index["documents"], config)
+
+
+def _check_chunks(actual: list[ChunkRecord], expected: list[ChunkRecord]) -> None:
     for i, (got, want) in enumerate(zip(actual, expected, strict=False)):
         if got != want:
             _refuse(_difference(i, got, want))
@@ -117,9 +123,10 @@ def validate_index(raw: object) -> Index:
     except ExplorerError as error:
         _refuse(f"config: {error.detail}")
     _check_documents(index)
-    _check_chunks(index, config)
-    body = {key: value for key, value in index.items() if key != "index_id"}
-    if index["index_id"] != digest(body):
+    expected = _rebuild(index, config)
+    _check_chunks(index["chunks"], expected["chunks"])
+    # Every other key is now known equal to the rebuilt one, so their ids must agree.
+    if index["index_id"] != expected["index_id"]:
         _refuse("index_id does not match the index's content (stale or forged)")
     return index
 
