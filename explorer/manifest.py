@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
-from pydantic import Field, ValidationError, model_validator
+from typing import Any
+
+from pydantic import ConfigDict, Field, ValidationError, model_validator
 
 from .errors import ErrorCode, ExplorerError
 from .jsonio import parse_json
-from .models import Hex64, NoNullModel, PlainText, StrictModel, VersionOne, describe
+from .models import (
+    Hex64,
+    NoNullModel,
+    PlainText,
+    StrictModel,
+    VersionOne,
+    describe,
+    without_nulls,
+)
 
 
 class ManifestDocument(NoNullModel):
@@ -24,8 +34,15 @@ class ManifestDocument(NoNullModel):
         return self.model_dump(exclude_unset=True)
 
 
+def _span_schema(schema: dict[str, Any]) -> None:
+    without_nulls(schema)
+    schema["oneOf"] = [{"required": ["quote"]}, {"required": ["start", "end"]}]
+
+
 class ManifestSpan(NoNullModel):
     """Either a quote that occurs exactly once, or `[start, end)` in characters."""
+
+    model_config = ConfigDict(json_schema_extra=_span_schema)
 
     label: PlainText
     start: int | None = None

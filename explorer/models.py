@@ -39,8 +39,19 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
+def without_nulls(schema: dict[str, Any]) -> None:
+    """Optional keys of a `NoNullModel` may be absent, never null: say so in its schema."""
+    for prop in schema.get("properties", {}).values():
+        options = prop.pop("anyOf", None)
+        if options is not None:
+            prop.update(next(o for o in options if o.get("type") != "null"))
+            prop.pop("default", None)
+
+
 class NoNullModel(StrictModel):
     """Optional keys may be left out, but never given as null."""
+
+    model_config = ConfigDict(json_schema_extra=without_nulls)
 
     @model_validator(mode="before")
     @classmethod

@@ -18,6 +18,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from explorer import (
@@ -77,8 +78,8 @@ def corpus_figures(documents: list[DocumentRecord]) -> None:
     for name in POLICIES:
         config = make_config(name)
         index = build_index(documents, config)
-        build = best_seconds(lambda config=config: build_index(documents, config))
-        check = best_seconds(lambda index=index: validate_index(index))
+        build = best_seconds(partial(build_index, documents, config))
+        check = best_seconds(partial(validate_index, index))
         print(
             f"{name:<15}{config.max_chars!s:>10}{len(index['chunks']):>9}"
             f"{size / build:>12.1f}{size / check:>15.1f}"
@@ -103,7 +104,7 @@ def scaling_figures(corpus: list[DocumentRecord]) -> None:
     for name in POLICIES:
         config = make_config(name)
         seconds = {
-            n: best_seconds(lambda d=d, config=config: build_index([d], config), repeats=3)
+            n: best_seconds(partial(build_index, [d], config), repeats=3)
             for n, d in documents.items()
         }
         rate = 4 * MIB / 1e6 / seconds[4]

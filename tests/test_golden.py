@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,20 +14,20 @@ RECORDED = json.loads((GOLDEN / "aster_comparisons.json").read_text("utf-8"))["c
 
 
 @pytest.fixture(scope="module")
-def report() -> dict:
+def report() -> dict[str, Any]:
     result = run_cli("compare", MANIFEST)
     assert result.code == 0, result.err
     assert result.err == ""
-    data: dict = json.loads(result.out)
+    data: dict[str, Any] = json.loads(result.out)
     return data
 
 
 @pytest.mark.parametrize("policy", list(POLICY_SIZES))
-def test_indexes_identical_to_recorded(report: dict, policy: str) -> None:
+def test_indexes_identical_to_recorded(report: dict[str, Any], policy: str) -> None:
     assert report["indexes"][policy] == golden_index(policy)
 
 
-def test_counts_together_and_containing_ids(report: dict) -> None:
+def test_counts_together_and_containing_ids(report: dict[str, Any]) -> None:
     policies = report["policies"]
     assert [p["name"] for p in policies] == ["fixed-char", "paragraph", "heading-aware"]
     assert [p["chunk_count"] for p in policies] == [13, 8, 7]

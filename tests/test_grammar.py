@@ -5,15 +5,16 @@ from __future__ import annotations
 import pytest
 
 from explorer import ErrorCode, ExplorerError, build_index, make_config, paragraphs, sections
-from explorer.documents import document_record
+from explorer.documents import DocumentRecord, document_record
 
 
-def doc(text: str) -> dict:
-    return dict(document_record({"source_id": "d", "version": "1", "path": "d.md", "sha256": "0" * 64}, text))
+def doc(text: str) -> DocumentRecord:
+    fields = {"source_id": "d", "version": "1", "path": "d.md", "sha256": "0" * 64}
+    return document_record(fields, text)
 
 
 def spans(text: str, policy: str, size: int | None = None) -> list[tuple[int, int]]:
-    index = build_index([doc(text)], make_config(policy, size))  # type: ignore[list-item]
+    index = build_index([doc(text)], make_config(policy, size))
     for chunk in index["chunks"]:
         assert text[chunk["start"] : chunk["end"]] == chunk["text"]
     return [(c["start"], c["end"]) for c in index["chunks"]]
@@ -25,7 +26,7 @@ def texts(text: str, policy: str, size: int | None = None) -> list[str]:
 
 def test_offsets_are_code_points_not_bytes() -> None:
     text = "# Ünïcødé ☃\n\nα β γ 🙂 δ\n\nε\n"
-    chunks = build_index([doc(text)], make_config("paragraph"))["chunks"]  # type: ignore[list-item]
+    chunks = build_index([doc(text)], make_config("paragraph"))["chunks"]
     assert [(c["start"], c["end"]) for c in chunks] == [(13, 23), (24, 26)]
     assert chunks[0]["text"] == "α β γ 🙂 δ\n"
     assert chunks[0]["section_title"] == "Ünïcødé ☃"
@@ -65,7 +66,7 @@ def test_no_final_newline() -> None:
     text = "# A\nlast line"
     assert texts(text, "paragraph") == ["last line"]
     assert texts(text, "fixed-char", 4) == ["last", " lin", "e"]
-    chunk = build_index([doc(text)], make_config("paragraph"))["chunks"][0]  # type: ignore[list-item]
+    chunk = build_index([doc(text)], make_config("paragraph"))["chunks"][0]
     assert (chunk["start_line"], chunk["end_line"]) == (2, 2)
 
 
@@ -105,7 +106,7 @@ def test_groups_never_cross_a_heading() -> None:
 
 def test_line_numbers_count_newlines_before_start_and_before_end() -> None:
     text = "# A\n\nline three\nline four\n\n\nline seven\n"
-    chunks = build_index([doc(text)], make_config("paragraph"))["chunks"]  # type: ignore[list-item]
+    chunks = build_index([doc(text)], make_config("paragraph"))["chunks"]
     assert [(c["start_line"], c["end_line"]) for c in chunks] == [(3, 4), (7, 7)]
 
 

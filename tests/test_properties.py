@@ -27,7 +27,7 @@ from explorer.index import section_id
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 WORDS = st.text(
-    alphabet=st.sampled_from(list("ab #\t\"\\é☃🙂\u00a0\u3000<>&") + ["\x0c", "\u2028", "\x85"]),
+    alphabet=st.sampled_from([*list('ab #\t"\\é☃🙂\xa0\u3000<>&'), "\x0c", "\u2028", "\x85"]),
     min_size=1,
     max_size=12,
 )
@@ -50,7 +50,12 @@ def texts(draw: st.DrawFn) -> str:
 
 
 def record(text: str, source_id: str = "doc") -> DocumentRecord:
-    fields = {"source_id": source_id, "version": "1.0", "path": f"{source_id}.md", "sha256": "0" * 64}
+    fields = {
+        "source_id": source_id,
+        "version": "1.0",
+        "path": f"{source_id}.md",
+        "sha256": "0" * 64,
+    }
     return document_record(fields, text)
 
 

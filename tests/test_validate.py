@@ -80,7 +80,10 @@ TAMPERINGS: dict[str, tuple[Callable[[Index], None], str]] = {
     "reordered chunks": (_reorder, "chunks[0]"),
     "dropped chunk": (lambda i: i["chunks"].pop(4), "chunks[4]"),
     "dropped last chunk": (lambda i: i["chunks"].pop(), "chunks; its documents and config give"),
-    "duplicated chunk": (lambda i: i["chunks"].insert(2, copy.deepcopy(i["chunks"][2])), "chunks[3]"),
+    "duplicated chunk": (
+        lambda i: i["chunks"].insert(2, copy.deepcopy(i["chunks"][2])),
+        "chunks[3]",
+    ),
     "added chunk at the end": (
         lambda i: i["chunks"].append(copy.deepcopy(i["chunks"][0])),
         "its documents and config give",
@@ -89,10 +92,16 @@ TAMPERINGS: dict[str, tuple[Callable[[Index], None], str]] = {
     "unknown strategy": (_set(["config", "strategy"], "semantic"), "config: unknown strategy"),
     "unknown top-level key": (_set(["signed_by"], "me"), "signed_by: unknown key"),
     "unknown chunk key": (_set(["chunks", 0, "score"], 1), "chunks[0].score: unknown key"),
-    "unknown document key": (_set(["documents", 0, "owner"], "x"), "documents[0].owner: unknown key"),
+    "unknown document key": (
+        _set(["documents", 0, "owner"], "x"),
+        "documents[0].owner: unknown key",
+    ),
     "missing chunk key": (_delete(["chunks", 0, "end_line"]), "chunks[0].end_line: required"),
     "forged revision": (_forge_revision, "chunks[0].version"),
-    "stale revision": (_set(["documents", 0, "version"], "1.1"), "document_revision does not recompute"),
+    "stale revision": (
+        _set(["documents", 0, "version"], "1.1"),
+        "document_revision does not recompute",
+    ),
     "edited document text": (_edit_document_text, "document_revision does not recompute"),
     "wrong line number": (_set(["chunks", 0, "start_line"], 5), "chunks[0].start_line is 5"),
     "wrong end line": (_set(["chunks", 2, "end_line"], 1), "chunks[2].end_line is 1"),
