@@ -45,3 +45,6 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+
+screenshot: $(STAMP) chromium
+	PYTHONPATH=. $(BIN)/python scripts/screenshot.py

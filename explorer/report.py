@@ -9,6 +9,7 @@ from pydantic import Field
 
 from .checks import CheckResult, ResolvedCheck, evaluate_check, resolve_check
 from .config import ChunkConfig
+from .documents import DocumentRecord
 from .index import Index, build_index
 from .loading import LoadResult
 from .manifest import SpanCheck
@@ -66,6 +67,44 @@ def resolve_checks(
     return resolved, skipped
 
 
+def evaluate_policy(
+    documents: Sequence[DocumentRecord], checks: Sequence[ResolvedCheck], config: ChunkConfig
+) -> tuple[PolicyResult, Index]:
+    """One policy's index over the documents, and its span checks."""
+    index = build_index(documents, config)
+    result: PolicyResult = {
+        "name": config.strategy,
+        "config": index["config"],
+        "index_id": index["index_id"],
+        "chunk_count": len(index["chunks"]),
+        "checks": [evaluate_check(check, index["chunks"]) for check in checks],
+    }
+    return result, index
+
+
+def policy_configs(sizes: Mapping[str, int] | None = None) -> list[ChunkConfig]:
+    """Every registered policy's config, in report order; `sizes` overrides defaults."""
+    sizes = sizes or {}
+    return [make_config(name, sizes.get(name)) for name in POLICIES]
+
+
+def assemble_report(
+    load: LoadResult,
+    skipped: Sequence[SkippedCheck],
+    evaluated: Sequence[tuple[PolicyResult, Index]],
+) -> Report:
+    documents: list[DocumentStatusEntry] = [
+        {"source_id": s.source_id, "status": s.status, "detail": s.detail} for s in load.statuses
+    ]
+    return {
+        "report_version": REPORT_VERSION,
+        "policies": [result for result, _ in evaluated],
+        "documents": documents,
+        "skipped_checks": list(skipped),
+        "indexes": {result["name"]: index for result, index in evaluated},
+    }
+
+
 def compare(
     load: LoadResult, checks: Sequence[SpanCheck], sizes: Mapping[str, int] | None = None
 ) -> Report:
@@ -74,31 +113,10 @@ def compare(
     `sizes` maps a sized policy's name to its `max_chars`; others take their defaults.
     """
     resolved, skipped = resolve_checks(load, checks)
-    sizes = sizes or {}
-    policies: list[PolicyResult] = []
-    indexes: dict[str, Index] = {}
-    for name in POLICIES:
-        index = build_index(load.documents, make_config(name, sizes.get(name)))
-        indexes[name] = index
-        policies.append(
-            {
-                "name": name,
-                "config": index["config"],
-                "index_id": index["index_id"],
-                "chunk_count": len(index["chunks"]),
-                "checks": [evaluate_check(check, index["chunks"]) for check in resolved],
-            }
-        )
-    documents: list[DocumentStatusEntry] = [
-        {"source_id": s.source_id, "status": s.status, "detail": s.detail} for s in load.statuses
+    evaluated = [
+        evaluate_policy(load.documents, resolved, config) for config in policy_configs(sizes)
     ]
-    return {
-        "report_version": REPORT_VERSION,
-        "policies": policies,
-        "documents": documents,
-        "skipped_checks": skipped,
-        "indexes": indexes,
-    }
+    return assemble_report(load, skipped, evaluated)
 
 
 class SpanResultModel(StrictModel):

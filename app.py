@@ -1,0 +1,342 @@
+"""Chunk Boundary Explorer: the Streamlit face of `explorer/` (start it with `make run`).
+
+The page gathers settings, calls the core, and shows what it returns. Every figure, id
+and piece of HTML comes from `explorer`; nothing here computes a chunk.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from functools import partial
+from pathlib import Path
+
+import streamlit as st
+from pydantic import ValidationError
+
+from explorer import (
+    POLICIES,
+    DirectoryReader,
+    ErrorCode,
+    ExplorerError,
+    Index,
+    LoadResult,
+    MappingReader,
+    ResolvedCheck,
+    SpanCheck,
+    load_documents,
+    make_config,
+    parse_manifest,
+    resolve_check,
+    validate_index,
+    validate_index_bytes,
+)
+from explorer.digests import canonical_json, sha
+from explorer.jsonio import dump_json
+from explorer.models import describe
+from explorer.render import LEGEND, STYLE, containment_rows, highlights, render_view
+from explorer.report import PolicyResult, SkippedCheck, assemble_report, evaluate_policy
+from explorer.report import resolve_checks as resolve_manifest_checks
+from explorer.uploads import Bundle, bundle_from_uploads, bundle_zip, manifest_json, pasted_bundle
+
+FIXTURE_MANIFEST = Path(__file__).resolve().parent / "fixtures" / "aster" / "manifest.json"
+SOURCES = ("Bundled example", "Upload a manifest", "Paste text")
+LIMITS = {"fixed": (1, 1_000_000), "target": (20, 2000)}
+DEFAULTS = {"fixed": 80, "target": 220}
+PASTE_EXAMPLE = """# Rotating an API key
+
+## Rotate
+
+Call rotate_key(id) to issue a new key for a service account.
+
+Only rotate after the new key is deployed everywhere; the old key stops working at once.
+
+## Revoke
+
+Call revoke_key(id) to disable a key that leaked.
+"""
+
+Evaluated = tuple[PolicyResult, Index]
+
+
+# -- cached core calls: keyed by content digests and configs -------------------------------
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def load_cached(key: str, _load: Callable[[], LoadResult]) -> LoadResult:
+    return _load()
+
+
+@st.cache_data(show_spinner="Chunking…", max_entries=64)
+def evaluate_cached(
+    key: str, checks_key: str, strategy: str, size: int | None, _load: LoadResult,
+    _checks: Sequence[ResolvedCheck],
+) -> Evaluated:  # fmt: skip
+    """One policy's index and checks, validated before anything is offered for download."""
+    result, index = evaluate_policy(_load.documents, _checks, make_config(strategy, size))
+    validate_index(index)
+    return result, index
+
+
+@st.cache_data(show_spinner="Drawing…", max_entries=64)
+def view_cached(
+    index_id: str, checks_key: str, source_id: str, _text: str, _evaluated: Evaluated,
+    _checks: Sequence[ResolvedCheck],
+) -> str:  # fmt: skip
+    result, index = _evaluated
+    return render_view(_text, source_id, result, index, highlights(_checks, source_id))
+
+
+def show_error(error: ExplorerError) -> None:
+    st.error(f"**{error.code.value}**: {error.detail}")
+
+
+# -- settings ---------------------------------------------------------------------------
+
+
+def settings_from_link() -> None:
+    """Once per session, seed the widgets from the URL so a shared link shows the same view."""
+    if st.session_state.get("link_read"):
+        return
+    st.session_state["link_read"] = True
+    notes = []
+    for key, (low, high) in LIMITS.items():
+        raw = st.query_params.get(key)
+        if raw is None:
+            continue
+        if raw.isdigit() and low <= int(raw) <= high:
+            st.session_state[key] = int(raw)
+        else:
+            notes.append(f"Ignored {key}={raw!r} from the link: it must be a whole number "
+                         f"from {low} to {high}.")  # fmt: skip
+    if "doc" in st.query_params:
+        st.session_state["doc"] = st.query_params["doc"]
+    st.session_state["link_notes"] = notes
+    for key, value in DEFAULTS.items():
+        st.session_state.setdefault(key, value)
+
+
+def choose_source() -> tuple[str, Callable[[], LoadResult], Sequence[SpanCheck]] | None:
+    """The documents to explore: (cache key, how to load them, the manifest's checks)."""
+    source = st.sidebar.radio("Documents", SOURCES, key="source")
+    if source == SOURCES[0]:
+        data = FIXTURE_MANIFEST.read_bytes()
+        manifest = parse_manifest(data)
+        reader = DirectoryReader(FIXTURE_MANIFEST.parent)
+        st.sidebar.caption("The seed's synthetic Aster API contracts, two versions.")
+        return sha(data.decode()), lambda: load_documents(manifest, reader), manifest.span_checks
+    if source == SOURCES[1]:
+        uploads = st.sidebar.file_uploader(
+            "manifest.json with its files, or one .zip holding them",
+            accept_multiple_files=True,
+            key="upload",
+        )
+        if not uploads:
+            st.info("Upload a manifest and the files it lists (or one .zip) in the sidebar. "
+                    "Every file is checked against its SHA-256 before it is read.")  # fmt: skip
+            return None
+        bundle = bundle_from_uploads([(u.name, u.getvalue()) for u in uploads])
+    else:
+        text = st.sidebar.text_area("Markdown, starting with a # heading", PASTE_EXAMPLE,
+                                    height=260, key="paste")  # fmt: skip
+        bundle = pasted_bundle(text)
+        st.sidebar.download_button("Download this manifest", manifest_json(bundle.manifest),
+                                   "manifest.json", "application/json", key="dl_paste_manifest",
+                                   on_click="ignore")  # fmt: skip
+        st.sidebar.download_button("Download manifest and text (.zip)", bundle_zip(bundle),
+                                   "pasted.zip", "application/zip", key="dl_paste_zip",
+                                   on_click="ignore")  # fmt: skip
+    return bundle.key, bundle_loader(bundle), bundle.manifest.span_checks
+
+
+def bundle_loader(bundle: Bundle) -> Callable[[], LoadResult]:
+    return lambda: load_documents(bundle.manifest, MappingReader(bundle.files))
+
+
+# -- span checks ----------------------------------------------------------------------------
+
+
+def user_checks(key: str) -> list[dict[str, object]]:
+    checks: dict[str, list[dict[str, object]]] = st.session_state.setdefault("user_checks", {})
+    return checks.setdefault(key, [])
+
+
+def span_form(text: str, source_id: str, taken: set[str], added: list[dict[str, object]]) -> None:
+    """Add a check by quoting the document, or by offsets; it is evaluated at once."""
+    mode = st.radio("Mark each span by", ["Quote", "Offsets"], horizontal=True, key="check_mode")
+    with st.form("add_check", border=True):
+        name = st.text_input("Check name", "my-check", key="check_id")
+        spans: list[dict[str, object]] = []
+        for side, label in (("a", "first"), ("b", "second")):
+            columns = st.columns([1, 3] if mode == "Quote" else [1, 1, 1])
+            span_label = columns[0].text_input(f"Span {side.upper()} label", label,
+                                               key=f"check_{side}_label")  # fmt: skip
+            if mode == "Quote":
+                quote = columns[1].text_input(f"Span {side.upper()} quote (exact text, once)",
+                                              key=f"check_{side}_quote")  # fmt: skip
+                if quote:
+                    spans.append({"label": span_label, "quote": quote})
+            else:
+                start = columns[1].number_input(f"Span {side.upper()} start", min_value=0,
+                                                value=None, key=f"check_{side}_start")  # fmt: skip
+                end = columns[2].number_input(f"Span {side.upper()} end", min_value=0,
+                                              value=None, key=f"check_{side}_end")  # fmt: skip
+                if start is not None or end is not None:
+                    spans.append({"label": span_label, "start": start, "end": end})
+        if not st.form_submit_button("Add check"):
+            return
+    raw: dict[str, object] = {"id": name, "source_id": source_id, "spans": spans}
+    try:
+        if name in taken:
+            raise ExplorerError(ErrorCode.INVALID_MANIFEST, f"a check named {name!r} exists")
+        if not spans:
+            raise ExplorerError(ErrorCode.INVALID_MANIFEST, "give at least one span")
+        check = SpanCheck.model_validate(raw)
+        resolve_check(check, text)
+    except ValidationError as error:
+        show_error(ExplorerError(ErrorCode.INVALID_MANIFEST, describe(error)))
+    except ExplorerError as error:
+        show_error(error)
+    else:
+        added.append(raw)
+        st.rerun()
+
+
+def show_checks(added: list[dict[str, object]], manifest_ids: Sequence[str]) -> None:
+    if manifest_ids:
+        st.markdown("From the manifest: " + ", ".join(f"`{i}`" for i in manifest_ids))
+    for position, raw in enumerate(added):
+        left, right = st.columns([5, 1])
+        left.markdown(f"Added here: `{raw['id']}` on `{raw['source_id']}`")
+        if right.button("Remove", key=f"remove_check_{position}"):
+            del added[position]
+            st.rerun()
+
+
+# -- the page --------------------------------------------------------------------------------
+
+
+def documents_table(load: LoadResult) -> list[dict[str, str]]:
+    return [
+        {"Source": s.source_id, "Path": s.path, "Status": s.status, "Detail": s.detail}
+        for s in load.statuses
+    ]
+
+
+def downloads(
+    load: LoadResult, skipped: Sequence[SkippedCheck], evaluated: list[Evaluated]
+) -> None:
+    columns = st.columns(len(evaluated) + 1)
+    for column, (result, index) in zip(columns, evaluated, strict=False):
+        size = result["config"]["max_chars"]
+        column.download_button(
+            f"{result['name']} index", partial(dump_json, index),
+            f"index-{result['name']}-{size if size is not None else 'paragraphs'}.json",
+            "application/json", key=f"dl_index_{result['name']}", on_click="ignore",
+            icon=":material/download:",
+        )  # fmt: skip
+    columns[-1].download_button(
+        "comparison report", partial(report_json, load, skipped, evaluated),
+        "report.json", "application/json", key="dl_report", on_click="ignore",
+        icon=":material/download:",
+    )  # fmt: skip
+
+
+def report_json(
+    load: LoadResult, skipped: Sequence[SkippedCheck], evaluated: list[Evaluated]
+) -> str:
+    return dump_json(assemble_report(load, skipped, evaluated))
+
+
+def validate_upload() -> None:
+    upload = st.file_uploader("Validate an index JSON", type=["json"], key="validate_upload")
+    if upload is None:
+        return
+    try:
+        index = validate_index_bytes(upload.getvalue())
+    except ExplorerError as error:
+        show_error(error)
+        return
+    config = index["config"]
+    st.success(
+        f"**valid** `{index['index_id']}` · {config['strategy']} "
+        f"(max_chars {config['max_chars']}) · {len(index['documents'])} documents · "
+        f"{len(index['chunks'])} chunks"
+    )
+
+
+def page() -> None:
+    began = time.perf_counter()
+    st.set_page_config(page_title="Chunk Boundary Explorer", page_icon="✂️", layout="wide")
+    st.html(STYLE)
+    st.title("Chunk Boundary Explorer")
+    st.caption(
+        "The same document cut by three chunking policies, side by side, and a check of "
+        "whether spans that belong together (an instruction and its qualifier) stay in one "
+        "chunk."
+    )
+    settings_from_link()
+    for note in st.session_state.get("link_notes", []):
+        st.warning(note)
+    try:
+        chosen = choose_source()
+    except ExplorerError as error:
+        show_error(error)
+        return
+    st.sidebar.divider()
+    fixed = st.sidebar.number_input("fixed-char size (characters)", *LIMITS["fixed"], step=10,
+                                    key="fixed")  # fmt: skip
+    target = st.sidebar.slider("heading-aware target (characters)", *LIMITS["target"],
+                               key="target")  # fmt: skip
+    if chosen is None:
+        return
+    key, loader, manifest_checks = chosen
+    load = load_cached(key, loader)
+    failed = load.failures
+    if failed:
+        st.warning(f"{len(failed)} of {len(load.statuses)} documents failed to load; they are "
+                   "listed under Documents below, and the others can be explored.")  # fmt: skip
+    if not load.documents:
+        st.table(documents_table(load))
+        return
+    texts = {d["source_id"]: d["text"] for d in load.documents}
+    if st.session_state.get("doc") not in texts:
+        st.session_state["doc"] = next(iter(texts))
+    doc = st.sidebar.selectbox("Document", list(texts), key="doc")
+    st.query_params.from_dict({"doc": doc, "fixed": str(fixed), "target": str(target)})
+
+    added = user_checks(key)
+    try:
+        resolved, skipped = resolve_manifest_checks(load, manifest_checks)
+    except ExplorerError as error:
+        show_error(error)
+        return
+    resolved += [resolve_check(SpanCheck.model_validate(raw), texts[str(raw["source_id"])])
+                 for raw in added]  # fmt: skip
+    checks_key = sha(canonical_json([[c.id, c.source_id, [[s.label, s.start, s.end]
+                                      for s in c.spans]] for c in resolved]))  # fmt: skip
+    sizes = {"fixed-char": int(fixed), "heading-aware": int(target)}
+    evaluated = []
+    for name in POLICIES:
+        size = sizes.get(name)
+        evaluated.append(evaluate_cached(key, checks_key, name, size, load, resolved))
+
+    st.subheader("Do the spans stay together?")
+    st.table(containment_rows(evaluated))
+    st.html(LEGEND)
+    for column, item in zip(st.columns(len(evaluated)), evaluated, strict=True):
+        with column:
+            st.html(view_cached(item[0]["index_id"], checks_key, doc, texts[doc], item, resolved))
+
+    st.subheader("Span checks")
+    show_checks(added, [c.id for c in manifest_checks])
+    span_form(texts[doc], doc, {c.id for c in resolved}, added)
+    st.subheader("Documents")
+    st.table(documents_table(load))
+    st.subheader("Download and validate")
+    downloads(load, skipped, evaluated)
+    validate_upload()
+    st.caption(f"Server time for this view: {time.perf_counter() - began:.3f} s")
+
+
+page()

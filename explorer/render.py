@@ -1,0 +1,191 @@
+"""HTML for the app, as pure functions: every piece of document text is escaped here."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from html import escape
+from itertools import pairwise
+
+from .checks import CheckResult, ResolvedCheck, SpanResult
+from .index import ChunkRecord, Index
+from .report import PolicyResult
+
+PALETTE = (
+    "#cfe5ff", "#ffe0b0", "#d3f2d0", "#f8d3e8", "#e2dbff", "#fff1a6", "#c8efe9", "#ffd5cc",
+)  # fmt: skip
+
+STYLE = (
+    "<style>"
+    ".cbx-view{margin-bottom:.5rem}"
+    ".cbx-head{font:600 14px/1.4 sans-serif;margin:0 0 6px}"
+    ".cbx-head .cbx-sub{font-weight:400;color:#555}"
+    ".cbx-verdict{display:inline-block;border-radius:10px;padding:0 8px;margin:2px 4px 0 0;"
+    "font:600 12px/1.6 sans-serif}"
+    ".cbx-yes{background:#d7f5dd;color:#0b6b22}.cbx-no{background:#fde0e0;color:#a11212}"
+    ".cbx-doc{white-space:pre-wrap;overflow-wrap:anywhere;"
+    "font:13px/1.6 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;"
+    "max-height:75vh;overflow:auto;border:1px solid #d0d0d0;border-radius:6px;padding:8px;"
+    "background:#fff;color:#111}"
+    ".cbx-gap{color:#8f8f8f}"
+    ".cbx-k{box-decoration-break:clone;-webkit-box-decoration-break:clone}"
+    + "".join(f".cbx-k{i}{{background:{colour}}}" for i, colour in enumerate(PALETTE))
+    + ".cbx-n{display:inline-block;font:700 10px/1.3 sans-serif;background:#37474f;color:#fff;"
+    "border-radius:7px;padding:0 4px;margin:0 2px 0 0;vertical-align:1px}"
+    ".cbx-in{outline:2px solid #c2185b;outline-offset:-1px}"
+    ".cbx-hl{font:700 10px/1 sans-serif;color:#c2185b;vertical-align:super;margin-right:2px}"
+    ".cbx-legend{font:13px/2 sans-serif;color:#333}"
+    ".cbx-legend span{padding:1px 4px;border-radius:3px}"
+    "</style>"
+)
+
+LEGEND = (
+    '<div class="cbx-legend">'
+    '<span class="cbx-k cbx-k0">one chunk</span> <span class="cbx-k cbx-k1">the next</span>'
+    " colours tell neighbouring chunks apart &nbsp;·&nbsp; "
+    '<span class="cbx-n">3</span> a chunk starts here: its order in the index, from 0'
+    " &nbsp;·&nbsp; "
+    '<span class="cbx-gap">grey text</span> is in no chunk (headings, blank lines)'
+    " &nbsp;·&nbsp; "
+    '<span class="cbx-in">outlined</span> a span of a check, with its '
+    '<b style="color:#c2185b">label</b> &nbsp;·&nbsp; hover a chunk for its id, '
+    "offsets, lines and section"
+    "</div>"
+)
+
+
+@dataclass(frozen=True)
+class Highlight:
+    check_id: str
+    label: str
+    start: int
+    end: int
+
+
+def highlights(checks: Sequence[ResolvedCheck], source_id: str) -> list[Highlight]:
+    """The spans of one document's checks."""
+    return [
+        Highlight(check.id, span.label, span.start, span.end)
+        for check in checks
+        if check.source_id == source_id
+        for span in check.spans
+    ]
+
+
+def _chunk_title(chunk: ChunkRecord) -> str:
+    return escape(
+        f"chunk {chunk['order']} · {chunk['chunk_id'][:12]}… · "
+        f"[{chunk['start']}, {chunk['end']}) · lines {chunk['start_line']}-{chunk['end_line']}"
+        f" · § {chunk['section_title']}"
+    )
+
+
+def _label(mark: Highlight) -> str:
+    title = escape(f"span {mark.label!r} of check {mark.check_id!r}")
+    return f'<span class="cbx-hl" title="{title}">{escape(mark.label)}</span>'
+
+
+def render_text(text: str, chunks: Sequence[ChunkRecord], marks: Sequence[Highlight]) -> str:
+    """The whole text, cut at every chunk and span boundary, one `<span>` per piece.
+
+    `chunks` are one document's, in order. Nothing is left out, however long the text.
+    """
+    cuts = {0, len(text)}
+    cuts.update(offset for c in chunks for offset in (c["start"], c["end"]))
+    delta: Counter[int] = Counter()
+    labels: defaultdict[int, list[Highlight]] = defaultdict(list)
+    for mark in marks:
+        cuts.update((mark.start, mark.end))
+        delta[mark.start] += 1
+        delta[mark.end] -= 1
+        labels[mark.start].append(mark)
+    points = sorted(cuts)
+    parts = []
+    current = 0
+    inside = 0
+    for start, end in pairwise(points):
+        inside += delta[start]
+        while current < len(chunks) and chunks[current]["end"] <= start:
+            current += 1
+        chunk: ChunkRecord | None = chunks[current] if current < len(chunks) else None
+        if chunk is not None and chunk["start"] > start:
+            chunk = None
+        if chunk is not None and chunk["start"] == start:
+            parts.append(f'<span class="cbx-n">{chunk["order"]}</span>')
+        parts.extend(_label(mark) for mark in labels[start])
+        outline = " cbx-in" if inside > 0 else ""
+        piece = escape(text[start:end])
+        if chunk is None:
+            parts.append(f'<span class="cbx-gap{outline}">{piece}</span>')
+        else:
+            colour = chunk["order"] % len(PALETTE)
+            parts.append(
+                f'<span class="cbx-k cbx-k{colour}{outline}" title="{_chunk_title(chunk)}">'
+                f"{piece}</span>"
+            )
+    return "".join(parts)
+
+
+def _verdicts(checks: Sequence[CheckResult]) -> str:
+    return "".join(
+        f'<span class="cbx-verdict cbx-yes">✓ {escape(c["id"])}: together</span>'
+        if c["together"]
+        else f'<span class="cbx-verdict cbx-no">✗ {escape(c["id"])}: split</span>'
+        for c in checks
+    )
+
+
+def render_view(
+    text: str,
+    source_id: str,
+    result: PolicyResult,
+    index: Index,
+    marks: Sequence[Highlight],
+) -> str:
+    """One policy's view of one document: a header with its verdicts, then the text."""
+    chunks = [c for c in index["chunks"] if c["source_id"] == source_id]
+    size = result["config"]["max_chars"]
+    sub = f"max_chars {size}" if size is not None else "one chunk per paragraph"
+    own = [c for c in result["checks"] if c["source_id"] == source_id]
+    return (
+        f'<div class="cbx-view" data-policy="{escape(result["name"])}">'
+        f'<div class="cbx-head">{escape(result["name"])} '
+        f'<span class="cbx-sub">({escape(sub)})</span> · '
+        f'<span class="cbx-count">{len(chunks)} chunks</span> here, '
+        f"{result['chunk_count']} in all<br>{_verdicts(own)}</div>"
+        f'<div class="cbx-doc">{render_text(text, chunks, marks)}</div></div>'
+    )
+
+
+def _where(span: SpanResult, orders: Mapping[str, int]) -> str:
+    containing = span["containing_chunk_ids"]
+    overlapping = span["overlapping_chunk_ids"]
+    if containing:
+        return ", ".join(str(orders[c]) for c in containing)
+    if overlapping:
+        return "split across " + ", ".join(str(orders[c]) for c in overlapping)
+    return "in no chunk"
+
+
+def containment_rows(evaluated: Sequence[tuple[PolicyResult, Index]]) -> list[dict[str, str]]:
+    """One row per policy and check: where each span lies, and whether they are together."""
+    rows = []
+    for result, index in evaluated:
+        orders = {c["chunk_id"]: c["order"] for c in index["chunks"]}
+        base = {"Policy": result["name"], "Chunks": str(result["chunk_count"])}
+        if not result["checks"]:
+            rows.append({**base, "Check": "—", "Chunk of each span": "—", "Together": "—"})
+        for check in result["checks"]:
+            where = " · ".join(
+                f"{span['label']}: {_where(span, orders)}" for span in check["spans"]
+            )
+            rows.append(
+                {
+                    **base,
+                    "Check": f"{check['id']} ({check['source_id']})",
+                    "Chunk of each span": where,
+                    "Together": "yes" if check["together"] else "no",
+                }
+            )
+    return rows

@@ -1,0 +1,181 @@
+"""Manifests that arrive as uploads: a `.zip`, or `manifest.json` beside its files.
+
+Everything here works on bytes in memory; `Bundle` feeds `MappingReader`, so uploaded
+sources go through the same verified loading as files on disk.
+"""
+
+from __future__ import annotations
+
+import io
+import stat
+import zipfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from .digests import canonical_json, sha, sha_bytes
+from .errors import ErrorCode, ExplorerError
+from .jsonio import dump_json
+from .manifest import Manifest, parse_manifest
+
+MANIFEST_NAME = "manifest.json"
+MAX_FILES = 500
+MAX_TOTAL_BYTES = 64 * 1024 * 1024
+PASTED_PATH = "pasted.md"
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """A parsed manifest and the raw bytes of its files, keyed by manifest path."""
+
+    manifest: Manifest
+    files: Mapping[str, bytes] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        """A content digest: equal bundles load to equal documents (a cache key)."""
+        files = {path: sha_bytes(data) for path, data in sorted(self.files.items())}
+        return sha(canonical_json({"manifest": manifest_json(self.manifest), "files": files}))
+
+
+def manifest_json(manifest: Manifest) -> str:
+    """The manifest as a file: only the keys that were given."""
+    return dump_json(manifest.model_dump(exclude_unset=True))
+
+
+def _refuse(detail: str) -> ExplorerError:
+    return ExplorerError(ErrorCode.INVALID_UPLOAD, detail)
+
+
+def _check_budget(count: int, total: int) -> None:
+    if count > MAX_FILES:
+        raise _refuse(f"{count} files is more than the {MAX_FILES} an upload may hold")
+    if total > MAX_TOTAL_BYTES:
+        raise _too_large()
+
+
+def _too_large() -> ExplorerError:
+    return _refuse(f"the files hold more than {MAX_TOTAL_BYTES // (1024 * 1024)} MiB")
+
+
+def _entry_path(name: str) -> PurePosixPath:
+    path = PurePosixPath(name)
+    if path.is_absolute() or "\\" in name or ".." in path.parts or ":" in name:
+        raise _refuse(f"the archive entry {name!r} escapes the archive")
+    return path
+
+
+def bundle_from_zip(data: bytes) -> Bundle:
+    """The archive's shallowest `manifest.json`, with the files beside and below it."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except (zipfile.BadZipFile, ValueError):
+        raise _refuse("the file is not a readable .zip archive") from None
+    with archive:
+        entries = [info for info in archive.infolist() if not info.is_dir()]
+        _check_budget(len(entries), sum(info.file_size for info in entries))
+        for info in entries:
+            _entry_path(info.filename)
+            if stat.S_ISLNK(info.external_attr >> 16):
+                raise _refuse(f"the archive entry {info.filename!r} is a link")
+            if info.flag_bits & 0x1:
+                raise _refuse(f"the archive entry {info.filename!r} is encrypted")
+        manifests = sorted(
+            (len(_entry_path(i.filename).parts), i.filename)
+            for i in entries
+            if PurePosixPath(i.filename).name == MANIFEST_NAME
+        )
+        if not manifests:
+            raise _refuse(f"the archive holds no {MANIFEST_NAME}")
+        if len(manifests) > 1 and manifests[0][0] == manifests[1][0]:
+            raise _refuse(f"the archive holds several {MANIFEST_NAME} at the same depth")
+        base = PurePosixPath(manifests[0][1]).parent
+        files: dict[str, bytes] = {}
+        budget = MAX_TOTAL_BYTES
+        manifest_bytes = b""
+        for info in entries:
+            try:
+                with archive.open(info) as handle:
+                    content = handle.read(budget + 1)
+            except (zipfile.BadZipFile, RuntimeError, OSError, NotImplementedError) as error:
+                raise _refuse(f"cannot read {info.filename!r} from the archive: {error}") from None
+            budget -= len(content)
+            if budget < 0:  # the archive's stated sizes were lies
+                raise _too_large()
+            if info.filename == manifests[0][1]:
+                manifest_bytes = content
+            elif PurePosixPath(info.filename).is_relative_to(base):
+                files[PurePosixPath(info.filename).relative_to(base).as_posix()] = content
+    return Bundle(parse_manifest(manifest_bytes), files)
+
+
+def bundle_from_files(uploads: Sequence[tuple[str, bytes]]) -> Bundle:
+    """`manifest.json` and its files, each matched to a manifest path by file name."""
+    _check_budget(len(uploads), sum(len(data) for _, data in uploads))
+    names = [PurePosixPath(name.replace("\\", "/")).name for name, _ in uploads]
+    manifests = [i for i, name in enumerate(names) if name == MANIFEST_NAME]
+    if not manifests:
+        jsons = [i for i, name in enumerate(names) if name.endswith(".json")]
+        manifests = jsons if len(jsons) == 1 else []
+    if len(manifests) != 1:
+        raise _refuse(
+            f"upload exactly one {MANIFEST_NAME} with its files, or one .zip holding them"
+        )
+    manifest = parse_manifest(uploads[manifests[0]][1])
+    by_name: dict[str, list[bytes]] = {}
+    for i, (name, data) in enumerate(zip(names, (d for _, d in uploads), strict=True)):
+        if i != manifests[0]:
+            by_name.setdefault(name, []).append(data)
+    duplicates = sorted(name for name, found in by_name.items() if len(found) > 1)
+    if duplicates:
+        raise _refuse(f"several uploaded files are named {duplicates[0]!r}")
+    wanted: dict[str, str] = {}
+    for document in manifest.documents:
+        name = PurePosixPath(document.path).name
+        if name in wanted:
+            raise _refuse(
+                f"the manifest paths {wanted[name]!r} and {document.path!r} share the file "
+                f"name {name!r}, so uploads cannot tell them apart: upload a .zip instead"
+            )
+        wanted[name] = document.path
+    files = {path: by_name[name][0] for name, path in wanted.items() if name in by_name}
+    return Bundle(manifest, files)
+
+
+def bundle_from_uploads(uploads: Sequence[tuple[str, bytes]]) -> Bundle:
+    """One `.zip`, or a manifest with its files."""
+    if len(uploads) == 1 and uploads[0][0].lower().endswith(".zip"):
+        return bundle_from_zip(uploads[0][1])
+    if any(name.lower().endswith(".zip") for name, _ in uploads):
+        raise _refuse("upload a .zip on its own, not together with other files")
+    return bundle_from_files(uploads)
+
+
+def pasted_bundle(markdown: str, title: str = "Pasted text") -> Bundle:
+    """A one-document manifest for text typed or pasted into the app."""
+    data = markdown.encode("utf-8")
+    manifest = Manifest.model_validate(
+        {
+            "manifest_version": 1,
+            "documents": [
+                {
+                    "source_id": "pasted",
+                    "version": "1",
+                    "path": PASTED_PATH,
+                    "sha256": sha_bytes(data),
+                    "title": title,
+                }
+            ],
+        }
+    )
+    return Bundle(manifest, {PASTED_PATH: data})
+
+
+def bundle_zip(bundle: Bundle) -> bytes:
+    """A `.zip` that `bundle_from_zip` reads back: the manifest and its files."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(MANIFEST_NAME, manifest_json(bundle.manifest))
+        for path, data in sorted(bundle.files.items()):
+            archive.writestr(path, data)
+    return buffer.getvalue()

@@ -1,0 +1,36 @@
+"""Start the app, open it in headless Chromium, and save a full-page screenshot.
+
+    make screenshot      (writes docs/screenshot.png; look at it before you commit it)
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+from tests.appserver import CHROMIUM_ARGS, IDLE, ROOT, chromium_path, running_app
+
+
+def main(argv: list[str]) -> int:
+    target = Path(argv[0]) if argv else ROOT / "docs" / "screenshot.png"
+    query = argv[1] if len(argv) > 1 else ""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as scratch, running_app(Path(scratch) / "app.log") as url:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1680, "height": 1050})
+            page.goto(f"{url}/{query}")
+            page.wait_for_selector("[data-policy='heading-aware']", timeout=60_000)
+            page.wait_for_selector(IDLE, timeout=60_000)
+            page.wait_for_timeout(500)
+            page.screenshot(path=str(target), full_page=True)
+            browser.close()
+    print(f"wrote {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,83 @@
+"""Start the real app on a free loopback port (for browser tests and screenshots)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+IDLE = (
+    '[data-testid="stApp"][data-test-script-state="notRunning"]'
+    '[data-test-connection-state="CONNECTED"]'
+)
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
+]
+
+
+def chromium_path() -> str:
+    for candidate in ("/usr/lib/chromium/chromium", "/usr/bin/chromium"):
+        if os.access(candidate, os.X_OK):
+            return candidate
+    found = shutil.which("chromium")
+    if found is None:
+        raise RuntimeError("Debian's chromium is not installed: run `make test`, which installs it")
+    return found
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def running_app(log: Path, timeout: float = 60.0) -> Iterator[str]:
+    """Yield the base URL of `streamlit run app.py`; stop it afterwards."""
+    port = free_port()
+    command = [
+        sys.executable, "-m", "streamlit", "run", "app.py",
+        "--server.headless", "true", "--server.port", str(port),
+        "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
+        "--browser.gatherUsageStats", "false",
+    ]  # fmt: skip
+    with log.open("wb") as output:
+        process = subprocess.Popen(command, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + timeout
+            while True:
+                if process.poll() is not None:
+                    raise RuntimeError(f"the app exited early:\n{log.read_text()}")
+                try:
+                    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
+                        if reply.status == 200:
+                            break
+                except OSError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the app did not become healthy:\n{log.read_text()}")
+                time.sleep(0.2)
+            yield url
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
