@@ -1,6 +1,6 @@
 """Start the app, open it in headless Chromium, and save a full-page screenshot.
 
-    make screenshot      (writes docs/screenshot.png; look at it before you commit it)
+make screenshot      (writes docs/screenshot.png; look at it before you commit it)
 """
 
 from __future__ import annotations
@@ -18,16 +18,19 @@ def main(argv: list[str]) -> int:
     target = Path(argv[0]) if argv else ROOT / "docs" / "screenshot.png"
     query = argv[1] if len(argv) > 1 else ""
     target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as scratch, running_app(Path(scratch) / "app.log") as url:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1680, "height": 1050})
-            page.goto(f"{url}/{query}")
-            page.wait_for_selector("[data-policy='heading-aware']", timeout=60_000)
-            page.wait_for_selector(IDLE, timeout=60_000)
-            page.wait_for_timeout(500)
-            page.screenshot(path=str(target), full_page=True)
-            browser.close()
+    with (
+        tempfile.TemporaryDirectory() as scratch,
+        running_app(Path(scratch) / "app.log") as url,
+        sync_playwright() as playwright,
+    ):
+        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1680, "height": 1050})
+        page.goto(f"{url}/{query}")
+        page.wait_for_selector("[data-policy='heading-aware']", timeout=60_000)
+        page.wait_for_selector(IDLE, timeout=60_000)
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(target), full_page=True)
+        browser.close()
     print(f"wrote {target}")
     return 0
 
