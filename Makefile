@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-requirements
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PORT ?= 8501
 
-.PHONY: run test lint typecheck pytest chromium schemas bench screenshot clean
+.PHONY: run test lint typecheck pytest chromium schemas bench bench-app screenshot clean
 
 $(STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -48,3 +48,6 @@ clean:
 
 screenshot: $(STAMP) chromium
 	PYTHONPATH=. $(BIN)/python scripts/screenshot.py
+
+bench-app: $(STAMP)
+	PYTHONPATH=. $(BIN)/python scripts/bench_app.py

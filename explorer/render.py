@@ -18,6 +18,7 @@ PALETTE = (
 
 STYLE = (
     "<style>"
+    '[data-testid="stMainBlockContainer"]{padding-top:2.5rem}'
     ".cbx-view{margin-bottom:.5rem}"
     ".cbx-head{font:600 14px/1.4 sans-serif;margin:0 0 6px}"
     ".cbx-head .cbx-sub{font-weight:400;color:#555}"
