@@ -55,7 +55,7 @@ def _check_budget(count: int, total: int) -> None:
 
 
 def _too_large() -> ExplorerError:
-    return _refuse(f"the files hold more than {MAX_TOTAL_BYTES // (1024 * 1024)} MiB")
+    return _refuse(f"the files hold more than {MAX_TOTAL_BYTES:,} bytes")
 
 
 def _entry_path(name: str) -> PurePosixPath:

@@ -41,7 +41,8 @@ def one_mebibyte_document() -> str:
     """A heading, then real Markdown (the Rust book, if beside us) to 1 MiB of UTF-8."""
     body = "\n".join(p.read_text("utf-8") for p in sorted(CORPUS.rglob("*.md")))
     if not body.strip():
-        body = "## Section\n\n" + ("A paragraph of ordinary prose for the benchmark. " * 8 + "\n\n") * 50
+        paragraph = "A paragraph of ordinary prose for the benchmark. " * 8
+        body = "## Section\n\n" + (paragraph + "\n\n") * 50
     text = "# One mebibyte\n\n"
     while len(text.encode()) < MIB:
         text += body
@@ -79,8 +80,10 @@ def main() -> int:
     print(f"{'1 MiB: first load':<34}{1:>6}{wall:>10.3f}{wall:>10.3f}{own:>10.3f}{own:>10.3f}")
     report("1 MiB: slider moves", at, [300, 500, 800, 1200])
     counts = [r["Chunks"] for r in at.table[0].value.to_dict("records")]
-    print(f"\n1 MiB document: {len(text):,} characters; chunks {counts}; "
-          f"{len(views)} views, {drawn:.1f} MB of HTML in all")  # fmt: skip
+    print(
+        f"\n1 MiB document: {len(text):,} characters; chunks {counts}; "
+        f"{len(views)} views, {drawn:.1f} MB of HTML in all"
+    )
     return 0
 
 

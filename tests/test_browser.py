@@ -72,8 +72,14 @@ def table_cell(page: Page, row: int, column: int) -> str:
     )
 
 
-def choose_source(page: Page, label: str) -> None:
+SIDEBAR_UPLOAD = "[data-testid='stSidebar'] [data-testid='stFileUploaderDropzoneInput']"
+MAIN_UPLOAD = "[data-testid='stMain'] [data-testid='stFileUploaderDropzoneInput']"
+
+
+def choose_source(page: Page, label: str, shows: str) -> None:
+    """Pick where documents come from, and wait until the sidebar shows `shows`."""
     page.get_by_text(label, exact=True).click()
+    page.locator(shows).first.wait_for(state="attached")
     wait_idle(page)
 
 
@@ -104,9 +110,9 @@ def test_moving_the_slider_changes_the_heading_aware_count(page: Page) -> None:
 
 
 def test_upload_a_manifest_with_its_files(page: Page) -> None:
-    choose_source(page, "Upload a manifest")
+    choose_source(page, "Upload a manifest", SIDEBAR_UPLOAD)
     paths = [str(MANIFEST), *(str(p) for p in sorted((FIXTURE / "docs").iterdir()))]
-    page.locator("[data-testid='stFileUploaderDropzoneInput']").first.set_input_files(paths)
+    page.locator(SIDEBAR_UPLOAD).set_input_files(paths)
     expect(page.locator(HEADING_AWARE)).to_contain_text("7 in all", timeout=30_000)
     wait_idle(page)
     assert [table_cell(page, r, 1) for r in range(3)] == ["13", "8", "7"]
@@ -118,8 +124,8 @@ def test_upload_a_zip(page: Page, tmp_path: Path) -> None:
         bundle.write(MANIFEST, "manifest.json")
         for doc in (FIXTURE / "docs").iterdir():
             bundle.write(doc, f"docs/{doc.name}")
-    choose_source(page, "Upload a manifest")
-    page.locator("[data-testid='stFileUploaderDropzoneInput']").first.set_input_files(str(archive))
+    choose_source(page, "Upload a manifest", SIDEBAR_UPLOAD)
+    page.locator(SIDEBAR_UPLOAD).set_input_files(str(archive))
     expect(page.locator(HEADING_AWARE)).to_contain_text("7 in all", timeout=30_000)
 
 
@@ -148,7 +154,7 @@ def test_a_tampered_index_is_refused(page: Page, tmp_path: Path) -> None:
     index["chunks"][1]["text"] = index["chunks"][1]["text"].replace("refuses", "accepts")
     tampered = tmp_path / "tampered.json"
     tampered.write_text(json.dumps(index), "utf-8")
-    page.locator("[data-testid='stFileUploaderDropzoneInput']").last.set_input_files(str(tampered))
+    page.locator(MAIN_UPLOAD).set_input_files(str(tampered))
     alert = page.locator("[data-testid='stAlert']", has_text="invalid_chunk_index")
     expect(alert).to_contain_text(
         "chunks[1].text is not the source text at [131, 270)", timeout=30_000
@@ -156,7 +162,7 @@ def test_a_tampered_index_is_refused(page: Page, tmp_path: Path) -> None:
 
 
 def test_hostile_text_renders_as_text_and_runs_nothing(page: Page) -> None:
-    choose_source(page, "Paste text")
+    choose_source(page, "Paste text", "[data-testid='stSidebar'] textarea")
     hostile = (
         "# Hostile <b>title</b>\n\n"
         '<img src=x onerror="window.__xss=1;alert(1)"> <script>window.__xss=2</script>\n\n'
