@@ -5,6 +5,9 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import subprocess
+import sys
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +50,25 @@ def run_cli(*args: str | Path) -> CliResult:
 
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def run_module(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """`python -m explorer …` as a real process, the way a person runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "explorer", *(str(a) for a in args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+
+
+def zipped(entries: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in entries.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
 
 
 ManifestBuilder = Callable[..., Path]

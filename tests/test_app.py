@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import io
 import json
-import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import FIXTURE, MANIFEST, ROOT, golden_index, sha256_hex
+from tests.conftest import FIXTURE, MANIFEST, ROOT, golden_index, sha256_hex, zipped
 
 APP = str(ROOT / "app.py")
 UPLOAD, PASTE = "Upload a manifest", "Paste text"
@@ -66,26 +64,17 @@ def upload(files: list[tuple[str, bytes, str]]) -> AppTest:
     return at
 
 
-def manifest_for(docs: dict[str, bytes], **entry: Any) -> bytes:
-    documents = [
-        {
-            "source_id": Path(name).stem,
-            "version": "1",
-            "path": f"docs/{name}",
-            "sha256": sha256_hex(data),
-            **entry,
-        }
-        for name, data in docs.items()
+def manifest_of(*documents: tuple[str, str, bytes]) -> bytes:
+    """A manifest for (source_id, path, bytes) triples, digests included."""
+    entries = [
+        {"source_id": source_id, "version": "1", "path": path, "sha256": sha256_hex(data)}
+        for source_id, path, data in documents
     ]
-    return json.dumps({"manifest_version": 1, "documents": documents}).encode()
+    return json.dumps({"manifest_version": 1, "documents": entries}).encode()
 
 
-def zipped(entries: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, data in entries.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
+def manifest_for(docs: dict[str, bytes]) -> bytes:
+    return manifest_of(*((Path(name).stem, f"docs/{name}", data) for name, data in docs.items()))
 
 
 # -- opening the app -----------------------------------------------------------------------
@@ -311,14 +300,7 @@ def test_every_document_failed() -> None:
 
 def test_a_path_escaping_the_manifest_is_refused() -> None:
     data = b"# A\n"
-    manifest = json.dumps(
-        {
-            "manifest_version": 1,
-            "documents": [
-                {"source_id": "a", "version": "1", "path": "../a.md", "sha256": sha256_hex(data)}
-            ],
-        }
-    ).encode()
+    manifest = manifest_of(("a", "../a.md", data))
     at = upload([("manifest.json", manifest, "application/json"), ("a.md", data, "text/markdown")])
     assert document_statuses(at)["a"].startswith("path_outside_manifest")
 
@@ -374,15 +356,7 @@ def test_bad_uploads_show_a_code_and_a_sentence(
 
 def test_ambiguous_file_names_are_refused() -> None:
     data = b"# A\n\nx\n"
-    manifest = json.dumps(
-        {
-            "manifest_version": 1,
-            "documents": [
-                {"source_id": "a", "version": "1", "path": "one/a.md", "sha256": sha256_hex(data)},
-                {"source_id": "b", "version": "1", "path": "two/a.md", "sha256": sha256_hex(data)},
-            ],
-        }
-    ).encode()
+    manifest = manifest_of(("a", "one/a.md", data), ("b", "two/a.md", data))
     at = upload([("manifest.json", manifest, "application/json"), ("a.md", data, "text/markdown")])
     assert any("share the file name 'a.md'" in e for e in errors(at))
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +12,7 @@ import pytest
 from playwright.sync_api import Browser, Dialog, Page, expect, sync_playwright
 
 from tests.appserver import CHROMIUM_ARGS, IDLE, chromium_path, running_app
-from tests.conftest import FIXTURE, MANIFEST, ROOT
+from tests.conftest import FIXTURE, MANIFEST, ROOT, run_module
 
 HEADING_AWARE = "[data-policy='heading-aware']"
 
@@ -136,13 +134,7 @@ def test_download_an_index_and_validate_it_on_the_command_line(page: Page, tmp_p
         ).click()
     saved = tmp_path / "index.json"
     info.value.save_as(saved)
-    process = subprocess.run(
-        [sys.executable, "-m", "explorer", "validate", str(saved)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=False,
-    )
+    process = run_module("validate", saved)
     assert process.returncode == 0, process.stderr
     assert process.stdout.startswith(
         "valid b47c99043779e3a818579d5f39a79273de4494efd9571d2ae98d3324325d1591"

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT, ManifestBuilder, run_cli, sha256_hex
+from tests.conftest import ManifestBuilder, run_cli, run_module, sha256_hex
 
 GOOD = b"# Title\n\nBody text.\n"
 
@@ -378,13 +376,7 @@ def test_unwritable_output_is_an_io_error(make_manifest: ManifestBuilder, tmp_pa
 
 def test_a_real_process_prints_no_traceback(make_manifest: ManifestBuilder) -> None:
     manifest = make_manifest({"doc.md": GOOD}, documents=[entry(sha256="0" * 64)])
-    process = subprocess.run(
-        [sys.executable, "-m", "explorer", "compare", str(manifest)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=False,
-    )
+    process = run_module("compare", manifest)
     assert process.returncode == 2
     assert process.stdout == ""
     assert process.stderr.startswith("error: source_digest_mismatch: doc: ")

@@ -10,7 +10,7 @@ import pytest
 
 from explorer import ErrorCode, ExplorerError, MappingReader, load_documents, uploads
 from explorer.uploads import bundle_from_uploads, bundle_from_zip, bundle_zip, pasted_bundle
-from tests.conftest import FIXTURE, MANIFEST
+from tests.conftest import FIXTURE, MANIFEST, zipped
 
 
 def fixture_entries(prefix: str = "") -> dict[str, bytes]:
@@ -18,14 +18,6 @@ def fixture_entries(prefix: str = "") -> dict[str, bytes]:
     for doc in (FIXTURE / "docs").iterdir():
         entries[f"{prefix}docs/{doc.name}"] = doc.read_bytes()
     return entries
-
-
-def zipped(entries: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, data in entries.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
 
 
 def refused(call: object, *args: object, detail: str) -> None:
