@@ -27,6 +27,8 @@ class Section:
     title: str
     start: int
     end: int
+    # True when "\n" is the only line break in the whole text (known once per document).
+    plain_lines: bool = False
 
 
 def require_heading(text: str) -> None:
@@ -56,17 +58,19 @@ def sections(text: str) -> list[Section]:
     """Every section with a non-blank body, in document order."""
     require_heading(text)
     headings = _headings(text)
+    plain_lines = not any(character in text for character in _OTHER_BREAK_CHARACTERS)
     result = []
     for position, heading in enumerate(headings):
         start = heading.end()
         end = headings[position + 1].start() if position + 1 < len(headings) else len(text)
         if start < end and not text[start:end].isspace():
-            result.append(Section(heading.start(), heading.group(1), start, end))
+            result.append(Section(heading.start(), heading.group(1), start, end, plain_lines))
     return result
 
 
 # Line breaks that `str.splitlines` honours besides "\n" ("\r" does not survive loading).
-_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_OTHER_BREAK_CHARACTERS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_OTHER_BREAKS = re.compile(f"[{_OTHER_BREAK_CHARACTERS}]")
 # Where "\n" is the only line break (`\s` is exactly `str.isspace`): a blank first line,
 # and each newline that a blank line follows.
 _BLANK_FIRST_LINE = re.compile(r"[^\S\n]*(?:\n|\Z)")
@@ -81,7 +85,18 @@ def paragraphs(text: str, start: int, end: int) -> list[Span]:
     """
     if _OTHER_BREAKS.search(text, start, end) is not None:
         return _paragraphs_by_lines(text, start, end)
-    # Paragraphs are the gaps between blank lines, found without visiting every line.
+    return _paragraphs_between_blank_lines(text, start, end)
+
+
+def section_paragraphs(text: str, section: Section) -> list[Span]:
+    """`paragraphs` of a section's body, without searching it for rare line breaks again."""
+    if section.plain_lines:
+        return _paragraphs_between_blank_lines(text, section.start, section.end)
+    return paragraphs(text, section.start, section.end)
+
+
+def _paragraphs_between_blank_lines(text: str, start: int, end: int) -> list[Span]:
+    """Paragraphs are the gaps between blank lines, found without visiting every line."""
     result: list[Span] = []
     cursor = search_from = start
     first = _BLANK_FIRST_LINE.match(text, start, end)

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import Literal, TypedDict
 
 from .config import ChunkConfig
-from .digests import canonical_json, digest
+from .digests import canonical_json, sha
 from .documents import DocumentRecord
 from .errors import ErrorCode, ExplorerError
 from .grammar import sections
@@ -43,22 +43,30 @@ class Index(TypedDict):
     index_id: str
 
 
-def section_id(document_revision: str, heading_start: int) -> str:
-    return digest({"document_revision": document_revision, "heading_start": heading_start})
-
-
-# The hot path spells out `canonical_json` for the shapes it hashes per chunk, keys in
-# sorted order; tests hold every id to `digest`. A chunk's fields (all but its id) are
-# encoded once and serve both its `chunk_id` and the index's `index_id`.
+# The hot path spells out `canonical_json` for the shapes it hashes, keys in sorted order;
+# tests hold every id to `digest`. A chunk's fields (all but its id) are encoded once and
+# serve both its `chunk_id` and the index's `index_id`.
 _string = json.encoder.encode_basestring  # what json.dumps(ensure_ascii=False) writes
 
 
+def section_id(document_revision: str, heading_start: int) -> str:
+    """`digest({"document_revision": …, "heading_start": …})`, spelled out (once per section)."""
+    return sha(
+        f'{{"document_revision":{_string(document_revision)},"heading_start":{heading_start}}}'
+    )
+
+
+def _id_prefix(config: ChunkConfig) -> bytes:
+    """What every chunk id's canonical JSON starts with."""
+    return ('{"config":' + canonical_json(config.as_json()) + ",").encode()
+
+
 def _encoded_chunks(
-    document: DocumentRecord, config: ChunkConfig
+    document: DocumentRecord, config: ChunkConfig, id_prefix: bytes
 ) -> tuple[list[ChunkRecord], list[bytes]]:
     """One document's chunk records, and each record's canonical JSON."""
     policy = policy_for(config)
-    id_hash = hashlib.sha256(('{"config":' + canonical_json(config.as_json()) + ",").encode())
+    id_hash = hashlib.sha256(id_prefix)
     text = document["text"]
     source_id = document["source_id"]
     version = document["version"]
@@ -114,7 +122,7 @@ def _encoded_chunks(
 
 def document_chunks(document: DocumentRecord, config: ChunkConfig) -> list[ChunkRecord]:
     """One document's chunks, in order, each with its content-derived `chunk_id`."""
-    return _encoded_chunks(document, config)[0]
+    return _encoded_chunks(document, config, _id_prefix(config))[0]
 
 
 def build_index(documents: Iterable[DocumentRecord], config: ChunkConfig) -> Index:
@@ -128,8 +136,9 @@ def build_index(documents: Iterable[DocumentRecord], config: ChunkConfig) -> Ind
     config_json = config.as_json()
     chunks: list[ChunkRecord] = []
     encoded: list[bytes] = []
+    id_prefix = _id_prefix(config)
     for document in ordered:
-        records, parts = _encoded_chunks(document, config)
+        records, parts = _encoded_chunks(document, config, id_prefix)
         chunks.extend(records)
         encoded.extend(parts)
     rest = {

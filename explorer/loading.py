@@ -150,7 +150,9 @@ def load_documents(
         try:
             record = decode_source(entry, reader.read(entry.path, max_bytes))
         except ExplorerError as error:
-            statuses.append(DocumentStatus(entry.source_id, entry.path, error.code, error.detail))
+            statuses.append(
+                DocumentStatus(entry.source_id, entry.path, error.code.value, error.detail)
+            )
             continue
         documents.append(record)
         detail = f"verified; {len(record['text']):,} characters"

@@ -49,7 +49,9 @@ def best_seconds(work: Callable[[], object], repeats: int = REPEATS) -> float:
 
 
 def load_folder(folder: Path) -> tuple[list[DocumentRecord], int, dict[str, int]]:
-    files = {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*.md"))}
+    # The corpus's documents lie in its sub-folders; SOURCES.md at its top describes it.
+    paths = sorted(p for p in folder.rglob("*.md") if p.parent != folder)
+    files = {str(p.relative_to(folder)): p.read_bytes() for p in paths}
     manifest = Manifest(
         manifest_version=1,
         documents=[
@@ -63,7 +65,11 @@ def load_folder(folder: Path) -> tuple[list[DocumentRecord], int, dict[str, int]
     refused: dict[str, int] = {}
     for failure in result.failures:
         refused[failure.status] = refused.get(failure.status, 0) + 1
-    print(f"loaded {len(result.documents)} of {len(files)} files in {load_seconds:.3f} s")
+    size = sum(len(data) for data in files.values()) / 1e6
+    print(
+        f"loaded {len(result.documents)} of {len(files)} files ({size:.2f} MB) "
+        f"in {load_seconds:.3f} s, digests verified"
+    )
     return list(result.documents), len(files), refused
 
 

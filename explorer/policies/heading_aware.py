@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..config import ChunkConfig
-from ..grammar import Section, Span, paragraphs
+from ..grammar import Section, Span, section_paragraphs
 
 
 class HeadingAware:
@@ -17,7 +17,7 @@ class HeadingAware:
         """
         target = config.size()
         groups: list[Span] = []
-        for start, end in paragraphs(text, section.start, section.end):
+        for start, end in section_paragraphs(text, section):
             if groups and end - groups[-1][0] <= target:
                 groups[-1] = (groups[-1][0], end)
             else:

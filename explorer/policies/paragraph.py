@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..config import ChunkConfig
-from ..grammar import Section, Span, paragraphs
+from ..grammar import Section, Span, section_paragraphs
 
 
 class Paragraph:
@@ -11,4 +11,4 @@ class Paragraph:
     default_max_chars: int | None = None
 
     def spans(self, text: str, section: Section, config: ChunkConfig) -> list[Span]:
-        return paragraphs(text, section.start, section.end)
+        return section_paragraphs(text, section)
