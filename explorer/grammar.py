@@ -13,6 +13,7 @@ from .errors import ErrorCode, ExplorerError
 
 GRAMMAR_VERSION = 1
 
+_NON_SPACE = re.compile(r"\S")  # `\s` is exactly `str.isspace`
 # One space after one to six hashes; the title is the rest of the line, verbatim.
 _HEADING = re.compile(r"^#{1,6} (.+)(?:\n|$)", re.MULTILINE)
 
@@ -63,7 +64,7 @@ def sections(text: str) -> list[Section]:
     for position, heading in enumerate(headings):
         start = heading.end()
         end = headings[position + 1].start() if position + 1 < len(headings) else len(text)
-        if start < end and not text[start:end].isspace():
+        if _NON_SPACE.search(text, start, end) is not None:
             result.append(Section(heading.start(), heading.group(1), start, end, plain_lines))
     return result
 
