@@ -13,6 +13,7 @@ from pathlib import Path
 
 import streamlit as st
 from pydantic import ValidationError
+from streamlit.delta_generator import DeltaGenerator
 
 from explorer import (
     POLICIES,
@@ -112,21 +113,21 @@ def settings_from_link() -> None:
     if "doc" in st.query_params:
         st.session_state["doc"] = st.query_params["doc"]
     st.session_state["link_notes"] = notes
-    for key, value in DEFAULTS.items():
-        st.session_state.setdefault(key, value)
 
 
-def choose_source() -> tuple[str, Callable[[], LoadResult], Sequence[SpanCheck]] | None:
+def choose_source(
+    sidebar: DeltaGenerator,
+) -> tuple[str, Callable[[], LoadResult], Sequence[SpanCheck]] | None:
     """The documents to explore: (cache key, how to load them, the manifest's checks)."""
-    source = st.sidebar.radio("Documents", SOURCES, key="source")
+    source = sidebar.radio("Documents", SOURCES, key="source")
     if source == SOURCES[0]:
         data = FIXTURE_MANIFEST.read_bytes()
         manifest = parse_manifest(data)
         reader = DirectoryReader(FIXTURE_MANIFEST.parent)
-        st.sidebar.caption("The seed's synthetic Aster API contracts, two versions.")
+        sidebar.caption("The seed's synthetic Aster API contracts, two versions.")
         return sha(data.decode()), lambda: load_documents(manifest, reader), manifest.span_checks
     if source == SOURCES[1]:
-        uploads = st.sidebar.file_uploader(
+        uploads = sidebar.file_uploader(
             "manifest.json with its files, or one .zip holding them",
             accept_multiple_files=True,
             key="upload",
@@ -137,13 +138,13 @@ def choose_source() -> tuple[str, Callable[[], LoadResult], Sequence[SpanCheck]]
             return None
         bundle = bundle_from_uploads([(u.name, u.getvalue()) for u in uploads])
     else:
-        text = st.sidebar.text_area("Markdown, starting with a # heading", PASTE_EXAMPLE,
+        text = sidebar.text_area("Markdown, starting with a # heading", PASTE_EXAMPLE,
                                     height=260, key="paste")  # fmt: skip
         bundle = pasted_bundle(text)
-        st.sidebar.download_button("Download this manifest", manifest_json(bundle.manifest),
+        sidebar.download_button("Download this manifest", manifest_json(bundle.manifest),
                                    "manifest.json", "application/json", key="dl_paste_manifest",
                                    on_click="ignore")  # fmt: skip
-        st.sidebar.download_button("Download manifest and text (.zip)", bundle_zip(bundle),
+        sidebar.download_button("Download manifest and text (.zip)", bundle_zip(bundle),
                                    "pasted.zip", "application/zip", key="dl_paste_zip",
                                    on_click="ignore")  # fmt: skip
     return bundle.key, bundle_loader(bundle), bundle.manifest.span_checks
@@ -278,16 +279,20 @@ def page() -> None:
     settings_from_link()
     for note in st.session_state.get("link_notes", []):
         st.warning(note)
-    try:
-        chosen = choose_source()
-    except ExplorerError as error:
-        show_error(error)
-        return
+    sources = st.sidebar.container()
     st.sidebar.divider()
+    # The sizes are drawn on every run, before anything can stop it, so they keep their values.
+    for key, value in DEFAULTS.items():
+        st.session_state.setdefault(key, value)
     fixed = st.sidebar.number_input("fixed-char size (characters)", *LIMITS["fixed"], step=10,
                                     key="fixed")  # fmt: skip
     target = st.sidebar.slider("heading-aware target (characters)", *LIMITS["target"],
                                key="target")  # fmt: skip
+    try:
+        chosen = choose_source(sources)
+    except ExplorerError as error:
+        show_error(error)
+        return
     if chosen is None:
         return
     key, loader, manifest_checks = chosen

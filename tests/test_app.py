@@ -423,3 +423,14 @@ def test_validate_refuses_a_bad_index(content: bytes, message: str) -> None:
         [("index.json", content, "application/json")]
     ).run()
     assert any("invalid_chunk_index" in e and message in e for e in errors(at)), errors(at)
+
+
+def test_sizes_survive_a_refused_upload() -> None:
+    at = start()
+    at.slider(key="target").set_value(500).run()
+    at.number_input(key="fixed").set_value(120).run()
+    at.radio(key="source").set_value(UPLOAD).run()
+    at.file_uploader(key="upload").set_value([("bad.zip", b"not a zip", "application/zip")]).run()
+    assert any("invalid_upload" in e for e in errors(at))
+    at.radio(key="source").set_value("Bundled example").run()
+    assert (at.slider(key="target").value, at.number_input(key="fixed").value) == (500, 120)
