@@ -18,6 +18,7 @@ from streamlit.delta_generator import DeltaGenerator
 from explorer import (
     POLICIES,
     DirectoryReader,
+    DocumentRecord,
     ErrorCode,
     ExplorerError,
     Index,
@@ -27,11 +28,13 @@ from explorer import (
     SpanCheck,
     load_documents,
     make_config,
+    parse_config,
     parse_manifest,
     resolve_check,
     validate_index,
     validate_index_bytes,
 )
+from explorer.chunk_map import build_chunk_map
 from explorer.digests import canonical_json, sha
 from explorer.jsonio import dump_json
 from explorer.models import describe
@@ -225,11 +228,21 @@ def documents_table(load: LoadResult) -> list[dict[str, str]]:
 
 
 def downloads(
-    load: LoadResult, skipped: Sequence[SkippedCheck], evaluated: list[Evaluated]
+    load: LoadResult,
+    skipped: Sequence[SkippedCheck],
+    evaluated: list[Evaluated],
+    document: DocumentRecord,
 ) -> None:
+    """Each policy's index and the document's chunk map, and the whole report."""
     columns = st.columns(len(evaluated) + 1)
     for column, (result, index) in zip(columns, evaluated, strict=False):
         size = result["config"]["max_chars"]
+        column.download_button(
+            f"{result['name']} chunk map", partial(chunk_map_json, document, result["config"]),
+            f"chunk-map-{result['name']}-{document['source_id']}.json", "application/json",
+            key=f"dl_map_{result['name']}", on_click="ignore", icon=":material/download:",
+            help="Where each chunk of the chosen document lies, without its text.",
+        )  # fmt: skip
         column.download_button(
             f"{result['name']} index", partial(dump_json, index),
             f"index-{result['name']}-{size if size is not None else 'paragraphs'}.json",
@@ -241,6 +254,10 @@ def downloads(
         "report.json", "application/json", key="dl_report", on_click="ignore",
         icon=":material/download:",
     )  # fmt: skip
+
+
+def chunk_map_json(document: DocumentRecord, config: dict[str, str | int | None]) -> str:
+    return dump_json(build_chunk_map(document, parse_config(config)))
 
 
 def report_json(
@@ -339,7 +356,7 @@ def page() -> None:
     st.subheader("Documents")
     st.table(documents_table(load))
     st.subheader("Download and validate")
-    downloads(load, skipped, evaluated)
+    downloads(load, skipped, evaluated, next(d for d in load.documents if d["source_id"] == doc))
     validate_upload()
     st.caption(f"Server time for this view: {time.perf_counter() - began:.3f} s")
 

@@ -13,7 +13,9 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
+from urllib.parse import quote
 
+from .chunk_map import LOGICAL_FILE, build_chunk_map, check_against, decode_chunk_map
 from .errors import ErrorCode, ExplorerError
 from .index import build_index
 from .jsonio import dump_json
@@ -47,7 +49,11 @@ def _parser() -> argparse.ArgumentParser:
 
     def with_manifest(name: str, help_text: str) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help_text, description=help_text)
-        sub.add_argument("manifest", type=Path, help="manifest.json; paths are relative to it")
+        where = "manifest.json; paths are relative to it"
+        if name == "chunk-map":  # --check needs no manifest
+            sub.add_argument("manifest", type=Path, nargs="?", help=where)
+        else:
+            sub.add_argument("manifest", type=Path, help=where)
         sub.add_argument("--out", type=Path, help="write JSON here instead of standard output")
         sub.add_argument(
             "--max-document-bytes",
@@ -70,6 +76,14 @@ def _parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("validate", help="Check an index file; exit 1 if refused.")
     check.add_argument("file", type=Path)
+
+    maps = with_manifest(
+        "chunk-map",
+        "Write each document's chunk map (no content), or --check one; exit 1 if refused.",
+    )
+    maps.add_argument("--policy", choices=list(POLICIES), help="the policy to map")
+    maps.add_argument("--max-chars", type=int, default=None, help="size for a sized policy")
+    maps.add_argument("--check", type=Path, metavar="FILE", help="a chunk-map.json to check")
     return parser
 
 
@@ -133,11 +147,56 @@ def _emit(value: Any, out: Path | None, stdout: TextIO) -> None:
         _write_atomically(out, text)
 
 
+def _chunk_maps(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    if args.check is not None:
+        payload = decode_chunk_map(_read(args.check, "chunk map"))
+        if args.manifest is not None:
+            _, load = _load(args, stderr)
+            document = next(
+                (d for d in load.documents if d["source_id"] == payload["source_id"]), None
+            )
+            if document is None:
+                raise ExplorerError(
+                    ErrorCode.INVALID_CHUNK_MAP,
+                    f"the manifest has no loaded document {payload['source_id']!r}",
+                )
+            check_against(payload, document)
+        print(f"valid {payload['plan_digest']}", file=stdout)
+        return 0
+    if args.manifest is None or args.policy is None:
+        raise ExplorerError(ErrorCode.USAGE, "give MANIFEST and --policy, or --check FILE")
+    _, load = _load(args, stderr)
+    config = make_config(args.policy, args.max_chars)
+    maps = [build_chunk_map(document, config) for document in load.documents]
+    if args.out is None:
+        stdout.write(dump_json(maps))
+        return 0
+    for payload in maps:
+        folder = args.out / _folder_name(payload["source_id"])
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise ExplorerError(
+                ErrorCode.IO_ERROR, f"cannot create {str(folder)!r}: {error.strerror}"
+            ) from None
+        _write_atomically(folder / LOGICAL_FILE, dump_json(payload))
+        print(f"wrote {folder / LOGICAL_FILE}", file=stdout)
+    return 0
+
+
+def _folder_name(source_id: str) -> str:
+    """A source id as one safe folder name ('/' and the like percent-encoded)."""
+    name = quote(source_id, safe="")
+    return name.replace(".", "%2E") if set(name) == {"."} else name
+
+
 def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     if args.command == "validate":
         index = validate_index_bytes(_read(args.file, "index file"))
         print(f"valid {index['index_id']}", file=stdout)
         return 0
+    if args.command == "chunk-map":
+        return _chunk_maps(args, stdout, stderr)
     manifest, load = _load(args, stderr)
     if args.command == "compare":
         sizes = {"fixed-char": args.fixed_chars, "heading-aware": args.target_chars}
@@ -159,4 +218,5 @@ def main(
         return _run(_parser().parse_args(argv), stdout, stderr)
     except ExplorerError as error:
         print(f"error: {error.code.value}: {error.detail}", file=stderr)
-        return 1 if error.code is ErrorCode.INVALID_CHUNK_INDEX else 2
+        refused = (ErrorCode.INVALID_CHUNK_INDEX, ErrorCode.INVALID_CHUNK_MAP)
+        return 1 if error.code in refused else 2

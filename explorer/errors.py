@@ -26,6 +26,7 @@ class ErrorCode(StrEnum):
     # Policies and indexes (SPEC §5-6)
     UNSUPPORTED_CHUNK_CONFIG = "unsupported_chunk_config"
     INVALID_CHUNK_INDEX = "invalid_chunk_index"
+    INVALID_CHUNK_MAP = "invalid_chunk_map"
     # Extensions: inputs the SPEC does not name
     NO_DOCUMENTS = "no_documents"
     INVALID_UPLOAD = "invalid_upload"

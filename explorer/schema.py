@@ -12,12 +12,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from .chunk_map import ChunkMap
 from .jsonio import dump_json
 from .manifest import Manifest
 from .report import ReportModel
 from .validate import IndexModel
 
 _MODELS: dict[str, type[BaseModel]] = {
+    "chunk-map": ChunkMap,
     "manifest": Manifest,
     "index": IndexModel,
     "report": ReportModel,

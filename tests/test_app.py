@@ -385,11 +385,13 @@ def test_pasted_text_without_a_heading_says_so() -> None:
 # -- downloads and validation ----------------------------------------------------------------------
 
 
-def test_download_buttons_for_each_index_and_the_report() -> None:
-    labels = download_labels(start())
-    assert labels == [
+def test_download_buttons_for_each_index_chunk_map_and_the_report() -> None:
+    assert download_labels(start()) == [
+        "fixed-char chunk map",
         "fixed-char index",
+        "paragraph chunk map",
         "paragraph index",
+        "heading-aware chunk map",
         "heading-aware index",
         "comparison report",
     ]

@@ -141,6 +141,17 @@ def test_download_an_index_and_validate_it_on_the_command_line(page: Page, tmp_p
     )
 
 
+def test_download_a_chunk_map_and_check_it_against_the_manifest(page: Page, tmp_path: Path) -> None:
+    with page.expect_download() as info:
+        page.get_by_role("button", name="paragraph chunk map", exact=True).click()
+    saved = tmp_path / "chunk-map.json"
+    info.value.save_as(saved)
+    process = run_module("chunk-map", MANIFEST, "--check", saved)
+    assert process.returncode == 0, process.stderr
+    assert process.stdout.startswith("valid sha256:")
+    assert "Call save_copy" not in saved.read_text("utf-8")
+
+
 def test_a_tampered_index_is_refused(page: Page, tmp_path: Path) -> None:
     index = json.loads((ROOT / "tests" / "golden" / "aster_paragraph_none.json").read_text("utf-8"))
     index["chunks"][1]["text"] = index["chunks"][1]["text"].replace("refuses", "accepts")

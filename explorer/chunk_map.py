@@ -1,0 +1,239 @@
+"""The accepted chunk map: where a policy's chunks lie in one document, without its content.
+
+A `chunk-map.json` names each chunk by id, order and the source lines it spans, and keeps
+the character offsets and section ordinal as annotations under our namespace. It carries
+no chunk text, section title or file path, so a boundary plan can be shared without the
+document; held against the document, it rebuilds the same ranges.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, ValidationError, field_validator
+
+from .config import ChunkConfig
+from .digests import digest
+from .documents import DocumentRecord
+from .errors import ErrorCode, ExplorerError
+from .grammar import GRAMMAR_VERSION, sections
+from .index import document_chunks, section_id
+from .jsonio import parse_json
+from .models import Hex64, PlainText, StrictModel, describe
+from .policies import parse_config, policy_for
+
+KIND = "source/chunk-map"
+LOGICAL_FILE = "chunk-map.json"
+SCHEMA_ID = "explorer.source.chunk_map"
+SCHEMA_NAME = "explorer_source_chunk_map_v1"
+SCHEMA_VERSION = "v1"
+MEDIA_TYPE = "application/json"
+NAMESPACE = "explorer"
+INPUT_MODULE = "explorer.loading"
+
+Digest = Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
+UnitId = Annotated[int, Field(ge=1)]
+Annotations = Annotated[
+    dict[str, Any], Field(json_schema_extra={"propertyNames": {"minLength": 1}})
+]
+
+
+def _check_annotations(value: Annotations) -> Annotations:
+    """Namespaces are non-empty; values are JSON: finite numbers, string keys, no cycles."""
+
+    def walk(item: Any, depth: int) -> None:
+        if depth > 64:
+            raise ValueError("annotations are nested too deeply")
+        if isinstance(item, dict):
+            for key, inner in item.items():
+                if not isinstance(key, str):
+                    raise ValueError("annotation keys must be strings")
+                walk(inner, depth + 1)
+        elif isinstance(item, list):
+            for inner in item:
+                walk(inner, depth + 1)
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise ValueError("annotations must be JSON: no NaN or infinity")
+        elif item is not None and not isinstance(item, str | int | float | bool):
+            raise ValueError("annotations must be JSON values")
+
+    for namespace, inner in value.items():
+        if not namespace:
+            raise ValueError("an annotation namespace must be a non-empty string")
+        walk(inner, 1)
+    return value
+
+
+class SourceRef(StrictModel):
+    source_id: PlainText
+    start_unit_id: UnitId = Field(description="First source line, 1-based, inclusive.")
+    end_unit_id: UnitId = Field(description="Last source line, 1-based, inclusive.")
+
+
+class MapChunk(StrictModel):
+    id: Hex64
+    index: Annotated[int, Field(ge=0)]
+    source_ref: SourceRef
+    unit_count: Annotated[int, Field(ge=1)]
+    annotations: Annotations
+
+    _annotations = field_validator("annotations")(_check_annotations)
+
+
+class Producer(StrictModel):
+    input_module: PlainText
+    chunk_module: PlainText
+
+
+class ChunkMap(StrictModel):
+    """The strict wire shape of `chunk-map.json`."""
+
+    kind: Literal["source/chunk-map"]
+    schema_id: Literal["explorer.source.chunk_map"]
+    schema_name: Literal["explorer_source_chunk_map_v1"]
+    schema_version: Literal["v1"]
+    media_type: Literal["application/json"]
+    source_id: PlainText
+    source_digest: Digest = Field(description="sha256: and the SHA-256 of the source bytes.")
+    plan_digest: Digest = Field(description="sha256: and the digest of the logical plan.")
+    requested_chunker: PlainText
+    producer: Producer
+    plan_annotations: Annotations
+    chunks: list[MapChunk] = Field(min_length=1)
+
+    _plan_annotations = field_validator("plan_annotations")(_check_annotations)
+
+
+def _plan(payload: dict[str, Any]) -> dict[str, Any]:
+    """The logical plan: the plan annotations (which hold the config) and every chunk's
+    range and annotations. Ids and module names are not part of it."""
+    return {
+        "plan_annotations": payload["plan_annotations"],
+        "chunks": [
+            {
+                "source_ref": chunk["source_ref"],
+                "unit_count": chunk["unit_count"],
+                "annotations": chunk["annotations"],
+            }
+            for chunk in payload["chunks"]
+        ],
+    }
+
+
+def build_chunk_map(document: DocumentRecord, config: ChunkConfig) -> dict[str, Any]:
+    """The chunk map of one document under one config."""
+    chunks = document_chunks(document, config)
+    if not chunks:
+        raise ExplorerError(
+            ErrorCode.INVALID_CHUNK_MAP,
+            f"{document['source_id']!r} has no chunk under {config.strategy}: nothing to map",
+        )
+    revision = document["document_revision"]
+    section_ordinal = {
+        section_id(revision, section.heading_start): ordinal
+        for ordinal, section in enumerate(sections(document["text"]))
+    }
+    payload: dict[str, Any] = {
+        "kind": KIND,
+        "schema_id": SCHEMA_ID,
+        "schema_name": SCHEMA_NAME,
+        "schema_version": SCHEMA_VERSION,
+        "media_type": MEDIA_TYPE,
+        "source_id": document["source_id"],
+        "source_digest": f"sha256:{document['sha256']}",
+        "plan_digest": "",
+        "requested_chunker": config.strategy,
+        "producer": {"input_module": INPUT_MODULE, "chunk_module": _chunk_module(config)},
+        "plan_annotations": {
+            NAMESPACE: {"config": config.as_json(), "grammar_version": GRAMMAR_VERSION}
+        },
+        "chunks": [
+            {
+                "id": chunk["chunk_id"],
+                "index": chunk["order"],
+                "source_ref": {
+                    "source_id": chunk["source_id"],
+                    "start_unit_id": chunk["start_line"],
+                    "end_unit_id": chunk["end_line"],
+                },
+                "unit_count": chunk["end_line"] - chunk["start_line"] + 1,
+                "annotations": {
+                    NAMESPACE: {
+                        "start": chunk["start"],
+                        "end": chunk["end"],
+                        "section_ordinal": section_ordinal[chunk["section_id"]],
+                    }
+                },
+            }
+            for chunk in chunks
+        ],
+    }
+    payload["plan_digest"] = "sha256:" + digest(_plan(payload))
+    return payload
+
+
+def _chunk_module(config: ChunkConfig) -> str:
+    return type(policy_for(config)).__module__
+
+
+def _refuse(detail: str) -> ExplorerError:
+    return ExplorerError(ErrorCode.INVALID_CHUNK_MAP, detail)
+
+
+def decode_chunk_map(data: bytes) -> dict[str, Any]:
+    """Bytes of a `chunk-map.json` to its payload, refusing anything not exactly right."""
+    raw = parse_json(data, ErrorCode.INVALID_CHUNK_MAP, "chunk map")
+    try:
+        ChunkMap.model_validate(raw)
+    except ValidationError as error:
+        raise _refuse(describe(error)) from None
+    payload: dict[str, Any] = raw
+    seen: set[str] = set()
+    for position, chunk in enumerate(payload["chunks"]):
+        where = f"chunks[{position}]"
+        if chunk["index"] != position:
+            raise _refuse(f"{where}.index is {chunk['index']}: indexes must run 0, 1, 2, …")
+        if chunk["id"] in seen:
+            raise _refuse(f"{where}.id repeats an earlier chunk's id")
+        seen.add(chunk["id"])
+        ref = chunk["source_ref"]
+        if ref["source_id"] != payload["source_id"]:
+            raise _refuse(f"{where}.source_ref names another source")
+        if ref["end_unit_id"] < ref["start_unit_id"]:
+            raise _refuse(f"{where}.source_ref ends before it starts")
+        if chunk["unit_count"] != ref["end_unit_id"] - ref["start_unit_id"] + 1:
+            raise _refuse(f"{where}.unit_count does not match its source_ref")
+    if payload["plan_digest"] != "sha256:" + digest(_plan(payload)):
+        raise _refuse("plan_digest does not match the plan the map describes")
+    return payload
+
+
+def map_config(payload: dict[str, Any]) -> ChunkConfig:
+    """The config a decoded map was made with, from its plan annotations."""
+    ours = payload["plan_annotations"].get(NAMESPACE)
+    if not isinstance(ours, dict) or "config" not in ours:
+        raise _refuse(f"plan_annotations.{NAMESPACE}.config is missing")
+    try:
+        return parse_config(ours["config"])
+    except ExplorerError as error:
+        raise _refuse(f"plan_annotations.{NAMESPACE}.config: {error.detail}") from None
+
+
+def check_against(payload: dict[str, Any], document: DocumentRecord) -> None:
+    """Refuse a decoded map unless its document rebuilds exactly the same map."""
+    if payload["source_id"] != document["source_id"]:
+        raise _refuse(f"the map is of {payload['source_id']!r}, not {document['source_id']!r}")
+    if payload["source_digest"] != f"sha256:{document['sha256']}":
+        raise _refuse("source_digest is not the SHA-256 of this document")
+    expected = build_chunk_map(document, map_config(payload))
+    for position, (got, want) in enumerate(
+        zip(payload["chunks"], expected["chunks"], strict=False)
+    ):
+        if got != want:
+            raise _refuse(f"chunks[{position}] is not what the document and config give")
+    if len(payload["chunks"]) != len(expected["chunks"]):
+        raise _refuse(
+            f"the map has {len(payload['chunks'])} chunks; the document gives "
+            f"{len(expected['chunks'])}"
+        )
