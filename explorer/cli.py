@@ -23,6 +23,7 @@ from .loading import DEFAULT_MAX_DOCUMENT_BYTES, DirectoryReader, LoadResult, lo
 from .manifest import Manifest, parse_manifest
 from .policies import POLICIES, make_config
 from .report import compare
+from .store import DEFAULT_DB, Store
 from .validate import validate_index_bytes
 
 MAX_INPUT_FILE_BYTES = 512 * 1024 * 1024
@@ -77,6 +78,20 @@ def _parser() -> argparse.ArgumentParser:
     check = commands.add_parser("validate", help="Check an index file; exit 1 if refused.")
     check.add_argument("file", type=Path)
 
+    ingest = with_manifest("ingest", "Ingest the manifest as a run into a persistent index.")
+    ingest.add_argument("--db", type=Path, default=DEFAULT_DB, help=f"default: {DEFAULT_DB}")
+    ingest.add_argument("--policy", choices=list(POLICIES), default="heading-aware")
+    ingest.add_argument("--max-chars", type=int, default=None, help="size for a sized policy")
+
+    find = commands.add_parser("search", help="BM25 over one tenant's active chunks.")
+    find.add_argument("query")
+    find.add_argument("--tenant", required=True, help="the access_scope to search within")
+    find.add_argument("--db", type=Path, default=DEFAULT_DB)
+    find.add_argument("-k", type=_positive, default=5, help="how many hits (default 5)")
+
+    runs = commands.add_parser("history", help="Runs before and after, and deletion receipts.")
+    runs.add_argument("--db", type=Path, default=DEFAULT_DB)
+
     maps = with_manifest(
         "chunk-map",
         "Write each document's chunk map (no content), or --check one; exit 1 if refused.",
@@ -103,10 +118,12 @@ def _read(path: Path, what: str) -> bytes:
 def _load(args: argparse.Namespace, err: TextIO) -> tuple[Manifest, LoadResult]:
     manifest = parse_manifest(_read(args.manifest, "manifest"))
     load = load_documents(manifest, DirectoryReader(args.manifest.parent), args.max_document_bytes)
+    # A persistent index records failures and keeps serving the old version: no refusal.
+    proceed = args.skip_failed or args.command == "ingest"
     for failure in load.failures:
-        prefix = "warning" if args.skip_failed else "error"
+        prefix = "warning" if proceed else "error"
         print(f"{prefix}: {failure.status}: {failure.source_id}: {failure.detail}", file=err)
-    if load.failures and not args.skip_failed:
+    if load.failures and not proceed:
         first = load.failures[0]
         raise ExplorerError(
             ErrorCode(first.status),
@@ -190,7 +207,58 @@ def _folder_name(source_id: str) -> str:
     return name.replace(".", "%2E") if set(name) == {"."} else name
 
 
+def _existing_store(path: Path) -> Store:
+    if not path.is_file():
+        raise ExplorerError(ErrorCode.IO_ERROR, f"no index at {str(path)!r}: run ingest first")
+    return Store(path)
+
+
+def _persistent(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    if args.command == "ingest":
+        manifest, load = _load(args, stderr)
+        config = make_config(args.policy, args.max_chars)
+        with Store(args.db) as store:
+            print(store.ingest(manifest, load, config).line(), file=stdout)
+        return 0
+    with _existing_store(args.db) as store:
+        if args.command == "search":
+            for hit in store.search(args.query, args.tenant, args.k):
+                snippet = " ".join(hit.snippet.split())
+                print(
+                    f"{hit.source_id} v{hit.version} lines {hit.start_line}-{hit.end_line} "
+                    f"[{hit.start}, {hit.end}) {hit.chunk_id[:12]}  {snippet}",
+                    file=stdout,
+                )
+            return 0
+        stdout.write(_history_table(store.history(), store.receipts()))
+    return 0
+
+
+def _history_table(runs: list[dict[str, Any]], receipts: list[dict[str, Any]]) -> str:
+    """Before and after per run, then every deletion receipt."""
+    lines = [
+        f"{'run':>4}  {'started':<25}{'added':>6}{'updated':>8}{'same':>6}{'failed':>7}"
+        f"{'deleted':>8}  {'documents':>11}  {'chunks':>11}"
+    ]
+    for run in runs:
+        lines.append(
+            f"{run['run_id']:>4}  {run['started']:<25}{run['added']:>6}{run['updated']:>8}"
+            f"{run['unchanged']:>6}{run['failed']:>7}{run['deleted']:>8}  "
+            f"{run['documents_before']:>4} -> {run['documents_after'] or 0:<4}  "
+            f"{run['chunks_before']:>4} -> {run['chunks_after'] or 0:<4}"
+        )
+    for receipt in receipts:
+        lines.append(
+            f"deleted {receipt['tenant']}/{receipt['source_id']} in run {receipt['run_id']} at "
+            f"{receipt['at']}: versions {receipt['versions']}, {receipt['chunk_count']} chunks, "
+            f"cleared from {receipt['stores']}; retention: {receipt['retention']}"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    if args.command in ("ingest", "search", "history"):
+        return _persistent(args, stdout, stderr)
     if args.command == "validate":
         index = validate_index_bytes(_read(args.file, "index file"))
         print(f"valid {index['index_id']}", file=stdout)

@@ -27,6 +27,9 @@ class ErrorCode(StrEnum):
     UNSUPPORTED_CHUNK_CONFIG = "unsupported_chunk_config"
     INVALID_CHUNK_INDEX = "invalid_chunk_index"
     INVALID_CHUNK_MAP = "invalid_chunk_map"
+    # The persistent index (extensions)
+    INVALID_STORE = "invalid_store"
+    DELETE_UNKNOWN_DOCUMENT = "delete_unknown_document"
     # Extensions: inputs the SPEC does not name
     NO_DOCUMENTS = "no_documents"
     INVALID_UPLOAD = "invalid_upload"

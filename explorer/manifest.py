@@ -65,16 +65,37 @@ class SpanCheck(StrictModel):
     spans: list[ManifestSpan] = Field(min_length=1)
 
 
+class Deletion(NoNullModel):
+    """A document to remove from a persistent index (`ingest`), in its tenant's scope."""
+
+    source_id: PlainText
+    access_scope: PlainText | None = None
+
+
 class Manifest(StrictModel):
     manifest_version: VersionOne
     documents: list[ManifestDocument] = Field(min_length=1)
     span_checks: list[SpanCheck] = Field(default_factory=list)
+    deleted: list[Deletion] = Field(
+        default_factory=list, description="For `ingest`: documents to remove."
+    )
+    complete: bool = Field(
+        default=False,
+        description="For `ingest`: every document of these scopes that is not listed is deleted.",
+    )
 
     @model_validator(mode="after")
     def _unique_and_linked(self) -> Manifest:
         _refuse_repeats("source_id", [d.source_id for d in self.documents])
         _refuse_repeats("path", [d.path for d in self.documents])
         _refuse_repeats("span check id", [c.id for c in self.span_checks])
+        listed = {(d.source_id, d.access_scope) for d in self.documents}
+        for gone in self.deleted:
+            if (gone.source_id, gone.access_scope) in listed:
+                raise ValueError(f"{gone.source_id!r} is both listed and deleted")
+        _refuse_repeats(
+            "deleted source_id", [f"{d.access_scope}/{d.source_id}" for d in self.deleted]
+        )
         known = {d.source_id for d in self.documents}
         for check in self.span_checks:
             if check.source_id not in known:
