@@ -150,9 +150,9 @@ class Store:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(path, isolation_level=None)
+            self._open()  # before anything changes the file: a foreign one stays untouched
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA foreign_keys=ON")
-            self._open()
         except sqlite3.DatabaseError as error:
             raise ExplorerError(
                 ErrorCode.INVALID_STORE, f"{str(path)!r} is not a usable index: {error}"

@@ -1,0 +1,297 @@
+"""The persistent index: idempotent runs, whole-version switches, deletions, tenants."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from explorer.store import PAUSE_VARIABLE, Store
+from tests.conftest import ROOT, ManifestBuilder, run_cli
+
+LIBRARY = ROOT / "fixtures" / "library"
+RUN1, RUN2 = LIBRARY / "manifest.json", LIBRARY / "manifest-run2.json"
+STATE_TABLES = ("documents", "versions", "chunks", "chunks_fts", "search_cache", "receipts")
+
+
+def ingest(manifest: Path, db: Path, *extra: str) -> str:
+    result = run_cli("ingest", manifest, "--db", db, *extra)
+    assert result.code == 0, result.err
+    return result.out.strip()
+
+
+def search(db: Path, query: str, tenant: str = "acme", k: int = 5) -> list[str]:
+    """Hit lines, with the snippets' [match] brackets taken out for easy reading."""
+    result = run_cli("search", query, "--tenant", tenant, "--db", db, "-k", str(k))
+    assert result.code == 0, result.err
+    return [line.replace("[", "").replace("]", "") for line in result.out.splitlines()]
+
+
+def counts(db: Path) -> dict[str, int]:
+    with Store(db) as store:
+        return store.counts()
+
+
+def integrity(db: Path) -> str:
+    with Store(db) as store:
+        return store.integrity()
+
+
+def test_rerunning_an_unchanged_manifest_adds_no_rows(tmp_path: Path) -> None:
+    db = tmp_path / "index.db"
+    assert ingest(RUN1, db) == "run 1: added 6, updated 0, unchanged 0, failed 0, deleted 0"
+    search(db, "warranty")  # fills the search cache
+    before = counts(db)
+    assert ingest(RUN1, db) == "run 2: added 0, updated 0, unchanged 6, failed 0, deleted 0"
+    after = counts(db)
+    for table in STATE_TABLES:
+        assert after[table] == before[table], table
+    # The run itself is logged: one run row and one status row per document.
+    assert after["runs"] == before["runs"] + 1
+    assert after["document_status"] == before["document_status"] + 6
+    assert integrity(db) == "ok"
+
+
+def test_the_exact_duplicate_is_its_own_document(tmp_path: Path) -> None:
+    db = tmp_path / "index.db"
+    ingest(RUN1, db)
+    hits = search(db, "serial number fault")
+    assert {line.split()[0] for line in hits} == {"warranty", "warranty-copy"}
+    ids = {line.split()[6] for line in hits}  # source, version, "lines", a-b, start, end, id
+    assert len(ids) == 2  # the same text under two source ids: two chunk ids
+
+
+def test_an_updated_policy_serves_only_its_new_wording(tmp_path: Path) -> None:
+    db = tmp_path / "index.db"
+    ingest(RUN1, db)
+    assert any("within 30 days" in line for line in search(db, "refund within days"))
+    assert ingest(RUN2, db) == "run 2: added 0, updated 1, unchanged 4, failed 0, deleted 1"
+    hits = search(db, "refund within days")
+    assert any("refund-policy v2" in line and "within 14 days" in line for line in hits)
+    assert not any("30 days" in line for line in search(db, "30 days"))
+    assert not any("Store credit is offered" in line for line in search(db, "store credit offered"))
+    with sqlite3.connect(db) as raw:
+        states = raw.execute(
+            "SELECT version, state FROM versions "
+            "WHERE source_id = 'refund-policy' ORDER BY version_id"
+        ).fetchall()
+    assert states == [("1", "superseded"), ("2", "active")]
+
+
+def test_a_deletion_clears_every_store_and_leaves_a_receipt(tmp_path: Path) -> None:
+    db = tmp_path / "index.db"
+    ingest(RUN1, db)
+    assert any(line.startswith("contact ") for line in search(db, "support hours"))
+    with Store(db) as store:
+        assert store.counts()["search_cache"] == 1
+    summary = ingest(RUN2, db)
+    assert summary == "run 2: added 0, updated 1, unchanged 4, failed 0, deleted 1"
+    assert not any(line.startswith("contact ") for line in search(db, "support hours"))
+    with sqlite3.connect(db) as raw:
+        assert raw.execute(
+            "SELECT count(*) FROM chunks WHERE source_id = 'contact'"
+        ).fetchone() == (0,)
+        assert raw.execute(
+            "SELECT count(*) FROM documents WHERE source_id = 'contact'"
+        ).fetchone() == (0,)
+        fts = raw.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'Escalation'")
+        assert fts.fetchone() == (0,)
+    with Store(db) as store:
+        [receipt] = store.receipts()
+        history = store.history()
+    assert receipt["source_id"] == "contact" and receipt["chunk_count"] == 2
+    assert json.loads(receipt["stores"]) == ["chunks", "chunks_fts", "search_cache", "documents"]
+    assert "VACUUM" in receipt["retention"]
+    assert (history[-1]["documents_before"], history[-1]["documents_after"]) == (6, 5)
+    table = run_cli("history", "--db", db).out
+    assert "deleted acme/contact in run 2" in table
+    assert integrity(db) == "ok"
+
+
+def test_complete_manifest_deletes_what_it_does_not_list(
+    make_manifest: ManifestBuilder, tmp_path: Path
+) -> None:
+    files = {"a.md": b"# A\n\nalpha text\n", "b.md": b"# B\n\nbeta text\n"}
+    db = tmp_path / "index.db"
+    ingest(make_manifest(files), db)
+    entry = {
+        "source_id": "a",
+        "version": "1.0",
+        "path": "a.md",
+        "sha256": hashlib.sha256(files["a.md"]).hexdigest(),
+    }
+    raw = json.dumps({"manifest_version": 1, "documents": [entry], "complete": True}).encode()
+    assert ingest(make_manifest(files, raw=raw), db).endswith("deleted 1")
+    assert search(db, "beta", tenant="default") == []
+    assert len(search(db, "alpha", tenant="default")) == 1
+
+
+def tenant_manifest(tmp_path: Path) -> Path:
+    shared = b"# Shared\n\nThe same sentence in two tenants.\n"
+    secret = b"# Secret\n\nOnly tenant B knows the launch code.\n"
+    for name, data in (("shared.md", shared), ("secret.md", secret)):
+        (tmp_path / name).write_bytes(data)
+
+    def entry(source_id: str, path: str, data: bytes, scope: str) -> dict[str, str]:
+        return {
+            "source_id": source_id,
+            "version": "1",
+            "path": path,
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "access_scope": scope,
+        }
+
+    manifest = {
+        "manifest_version": 1,
+        "documents": [
+            entry("shared-a", "shared.md", shared, "tenant-a"),
+            entry("shared-b", "shared.md", shared, "tenant-b"),
+            entry("secret", "secret.md", secret, "tenant-b"),
+        ],
+    }
+    # Two manifest entries may not share a path, so tenant B's copy is its own file.
+    (tmp_path / "shared-b.md").write_bytes(shared)
+    manifest["documents"][1]["path"] = "shared-b.md"
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(manifest), "utf-8")
+    return path
+
+
+def test_search_never_crosses_tenants(tmp_path: Path) -> None:
+    db = tmp_path / "index.db"
+    ingest(tenant_manifest(tmp_path), db)
+    assert search(db, "launch code", tenant="tenant-a") == []
+    assert [line.split()[0] for line in search(db, "launch code", tenant="tenant-b")] == ["secret"]
+    assert [line.split()[0] for line in search(db, "same sentence", tenant="tenant-a")] == [
+        "shared-a"
+    ]
+    assert [line.split()[0] for line in search(db, "same sentence", tenant="tenant-b")] == [
+        "shared-b"
+    ]
+    with sqlite3.connect(db) as raw:
+        keys = raw.execute(
+            "SELECT tenant, chunk_key FROM chunks WHERE source_id LIKE 'shared-%'"
+        ).fetchall()
+    assert len({key for _, key in keys}) == 2 and {t for t, _ in keys} == {"tenant-a", "tenant-b"}
+
+
+@pytest.mark.parametrize("point", ["mid-stage", "staged"])
+def test_an_interrupted_import_leaves_the_old_version_whole(tmp_path: Path, point: str) -> None:
+    db = tmp_path / "index.db"
+    ingest(RUN1, db)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "explorer", "ingest", str(RUN2), "--db", str(db)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, PAUSE_VARIABLE: point},
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == f"paused at {point}"
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.wait(timeout=30)
+    assert process.returncode == -signal.SIGKILL
+    assert integrity(db) == "ok"
+    hits = search(db, "refund within days")
+    assert any("refund-policy v1" in line and "30 days" in line for line in hits)
+    assert not any("14 days" in line for line in search(db, "14 days"))
+    assert any(line.startswith("contact ") for line in search(db, "support hours"))
+    # The next run completes the change.
+    assert "updated 1" in ingest(RUN2, db)
+    assert any("14 days" in line for line in search(db, "refund within days"))
+    with sqlite3.connect(db) as raw:
+        assert raw.execute("SELECT count(*) FROM versions WHERE state = 'staged'").fetchone() == (
+            0,
+        )
+    assert integrity(db) == "ok"
+
+
+def test_a_failed_document_is_recorded_and_its_old_version_stays(
+    make_manifest: ManifestBuilder, tmp_path: Path
+) -> None:
+    db = tmp_path / "index.db"
+    good = {"a.md": b"# A\n\nalpha text\n", "b.md": b"# B\n\nbeta text\n"}
+    ingest(make_manifest(good), db)
+    broken = {"a.md": b"# A\n\nalpha text\n", "b.md": b"   \n"}
+    result = run_cli("ingest", make_manifest(broken), "--db", db)
+    assert result.code == 0
+    assert "warning: empty_document: b: " in result.err
+    assert result.out.strip() == "run 2: added 0, updated 0, unchanged 1, failed 1, deleted 0"
+    assert len(search(db, "beta", tenant="default")) == 1
+    with Store(db) as store:
+        statuses = store.document_statuses(2)
+    assert ("default", "b", "empty_document") in [row[:3] for row in statuses]
+    not_utf8 = {"a.md": b"# A\n\nalpha text\n", "b.md": b"# B\n\n\xff\n"}
+    assert "failed 1" in run_cli("ingest", make_manifest(not_utf8), "--db", db).out
+
+
+def test_deleting_an_unknown_document_writes_nothing(
+    make_manifest: ManifestBuilder, tmp_path: Path
+) -> None:
+    db = tmp_path / "index.db"
+    files = {"a.md": b"# A\n\nalpha text\n"}
+    ingest(make_manifest(files), db)
+    before = counts(db)
+    entry = {
+        "source_id": "a",
+        "version": "2.0",
+        "path": "a.md",
+        "sha256": hashlib.sha256(files["a.md"]).hexdigest(),
+    }
+    raw = json.dumps(
+        {"manifest_version": 1, "documents": [entry], "deleted": [{"source_id": "ghost"}]}
+    )
+    result = run_cli("ingest", make_manifest(files, raw=raw.encode()), "--db", db)
+    assert result.code == 2
+    assert result.err.startswith("error: delete_unknown_document: the manifest deletes 'ghost'")
+    assert counts(db) == before
+    assert integrity(db) == "ok"
+
+
+def test_duplicate_ids_are_refused_before_the_index_is_touched(
+    make_manifest: ManifestBuilder, tmp_path: Path
+) -> None:
+    db = tmp_path / "index.db"
+    data = b"# A\n\nx\n"
+    entry = {
+        "source_id": "a",
+        "version": "1",
+        "path": "a.md",
+        "sha256": hashlib.sha256(data).hexdigest(),
+    }
+    raw = json.dumps(
+        {"manifest_version": 1, "documents": [entry, {**entry, "path": "b.md"}]}
+    ).encode()
+    result = run_cli("ingest", make_manifest({"a.md": data, "b.md": data}, raw=raw), "--db", db)
+    assert result.code == 2 and result.err.startswith("error: invalid_manifest: ")
+    assert not db.exists()
+
+
+@pytest.mark.parametrize("kind", ["garbage", "foreign"])
+def test_a_corrupt_or_foreign_database_is_refused(tmp_path: Path, kind: str) -> None:
+    db = tmp_path / "index.db"
+    if kind == "garbage":
+        db.write_bytes(b"this is not an SQLite database, just bytes" * 100)
+    else:
+        with sqlite3.connect(db) as other:
+            other.execute("CREATE TABLE customers (id INTEGER)")
+    before = db.read_bytes()
+    result = run_cli("ingest", RUN1, "--db", db)
+    assert result.code == 2
+    assert result.err.startswith("error: invalid_store: ")
+    assert db.read_bytes() == before
+    assert run_cli("search", "x", "--tenant", "acme", "--db", db).err.startswith(
+        "error: invalid_store: "
+    )
+
+
+def test_search_and_history_need_an_index(tmp_path: Path) -> None:
+    result = run_cli("history", "--db", tmp_path / "none.db")
+    assert result.code == 2 and result.err.startswith("error: io_error: no index at")
