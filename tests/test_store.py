@@ -148,17 +148,16 @@ def tenant_manifest(tmp_path: Path) -> Path:
             "access_scope": scope,
         }
 
+    # Two manifest entries may not share a path, so tenant B's copy is its own file.
+    (tmp_path / "shared-b.md").write_bytes(shared)
     manifest = {
         "manifest_version": 1,
         "documents": [
             entry("shared-a", "shared.md", shared, "tenant-a"),
-            entry("shared-b", "shared.md", shared, "tenant-b"),
+            entry("shared-b", "shared-b.md", shared, "tenant-b"),
             entry("secret", "secret.md", secret, "tenant-b"),
         ],
     }
-    # Two manifest entries may not share a path, so tenant B's copy is its own file.
-    (tmp_path / "shared-b.md").write_bytes(shared)
-    manifest["documents"][1]["path"] = "shared-b.md"
     path = tmp_path / "manifest.json"
     path.write_text(json.dumps(manifest), "utf-8")
     return path
