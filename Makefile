@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-requirements
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PORT ?= 8501
 
-.PHONY: run test lint typecheck pytest chromium schemas bench bench-app screenshot clean
+.PHONY: run test lint typecheck pytest chromium schemas bench bench-app bench-store screenshot clean
 
 $(STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -51,3 +51,6 @@ screenshot: $(STAMP) chromium
 
 bench-app: $(STAMP)
 	PYTHONPATH=. $(BIN)/python scripts/bench_app.py
+
+bench-store: $(STAMP)
+	PYTHONPATH=. $(BIN)/python scripts/bench_store.py

@@ -6,10 +6,12 @@ and piece of HTML comes from `explorer`; nothing here computes a chunk.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 from pydantic import ValidationError
@@ -23,6 +25,7 @@ from explorer import (
     ExplorerError,
     Index,
     LoadResult,
+    Manifest,
     MappingReader,
     ResolvedCheck,
     SpanCheck,
@@ -41,12 +44,14 @@ from explorer.models import describe
 from explorer.render import LEGEND, STYLE, containment_rows, highlights, render_view
 from explorer.report import PolicyResult, SkippedCheck, assemble_report, evaluate_policy
 from explorer.report import resolve_checks as resolve_manifest_checks
+from explorer.store import DEFAULT_DB, Hit, Store
 from explorer.uploads import Bundle, bundle_from_uploads, bundle_zip, manifest_json, pasted_bundle
 
 FIXTURE_MANIFEST = Path(__file__).resolve().parent / "fixtures" / "aster" / "manifest.json"
 SOURCES = ("Bundled example", "Upload a manifest", "Paste text")
 LIMITS = {"fixed": (1, 1_000_000), "target": (20, 2000)}
 DEFAULTS = {"fixed": 80, "target": 220}
+DB_VARIABLE = "EXPLORER_DB"  # where the persistent index lives (tests point it elsewhere)
 PASTE_EXAMPLE = """# Rotating an API key
 
 ## Rotate
@@ -120,15 +125,15 @@ def settings_from_link() -> None:
 
 def choose_source(
     sidebar: DeltaGenerator,
-) -> tuple[str, Callable[[], LoadResult], Sequence[SpanCheck]] | None:
-    """The documents to explore: (cache key, how to load them, the manifest's checks)."""
+) -> tuple[str, Callable[[], LoadResult], Manifest] | None:
+    """The documents to explore: (cache key, how to load them, the manifest)."""
     source = sidebar.radio("Documents", SOURCES, key="source")
     if source == SOURCES[0]:
         data = FIXTURE_MANIFEST.read_bytes()
         manifest = parse_manifest(data)
         reader = DirectoryReader(FIXTURE_MANIFEST.parent)
         sidebar.caption("The seed's synthetic Aster API contracts, two versions.")
-        return sha(data.decode()), lambda: load_documents(manifest, reader), manifest.span_checks
+        return sha(data.decode()), lambda: load_documents(manifest, reader), manifest
     if source == SOURCES[1]:
         uploads = sidebar.file_uploader(
             "manifest.json with its files, or one .zip holding them",
@@ -150,7 +155,7 @@ def choose_source(
         sidebar.download_button("Download manifest and text (.zip)", bundle_zip(bundle),
                                    "pasted.zip", "application/zip", key="dl_paste_zip",
                                    on_click="ignore")  # fmt: skip
-    return bundle.key, bundle_loader(bundle), bundle.manifest.span_checks
+    return bundle.key, bundle_loader(bundle), bundle.manifest
 
 
 def bundle_loader(bundle: Bundle) -> Callable[[], LoadResult]:
@@ -312,8 +317,19 @@ def page() -> None:
         return
     if chosen is None:
         return
-    key, loader, manifest_checks = chosen
+    key, loader, manifest = chosen
     load = load_cached(key, loader)
+    explore_tab, index_tab = st.tabs(["Explore boundaries", "Persistent index"])
+    with explore_tab:
+        explore(key, manifest, load, int(fixed), int(target))
+    with index_tab:
+        index_page(manifest, load, int(target))
+    st.caption(f"Server time for this view: {time.perf_counter() - began:.3f} s")
+
+
+def explore(key: str, manifest: Manifest, load: LoadResult, fixed: int, target: int) -> None:
+    """The three views of one document, the containment table, checks and downloads."""
+    manifest_checks = manifest.span_checks
     failed = load.failures
     if failed:
         st.warning(f"{len(failed)} of {len(load.statuses)} documents failed to load; they are "
@@ -337,11 +353,10 @@ def page() -> None:
                  for raw in added]  # fmt: skip
     checks_key = sha(canonical_json([[c.id, c.source_id, [[s.label, s.start, s.end]
                                       for s in c.spans]] for c in resolved]))  # fmt: skip
-    sizes = {"fixed-char": int(fixed), "heading-aware": int(target)}
-    evaluated = []
-    for name in POLICIES:
-        size = sizes.get(name)
-        evaluated.append(evaluate_cached(key, checks_key, name, size, load, resolved))
+    sizes = {"fixed-char": fixed, "heading-aware": target}
+    evaluated = [
+        evaluate_cached(key, checks_key, name, sizes.get(name), load, resolved) for name in POLICIES
+    ]
 
     st.subheader("Do the spans stay together?")
     st.table(containment_rows(evaluated))
@@ -358,7 +373,83 @@ def page() -> None:
     st.subheader("Download and validate")
     downloads(load, skipped, evaluated, next(d for d in load.documents if d["source_id"] == doc))
     validate_upload()
-    st.caption(f"Server time for this view: {time.perf_counter() - began:.3f} s")
+
+
+def index_path() -> Path:
+    return Path(os.environ.get(DB_VARIABLE, str(DEFAULT_DB)))
+
+
+def index_page(manifest: Manifest, load: LoadResult, target: int) -> None:
+    """Runs into the persistent index, its history, tenant-scoped search, and receipts."""
+    db = index_path()
+    st.markdown(
+        f"A versioned index in `{db}`. Each run skips unchanged documents, swaps changed ones "
+        "in whole, keeps serving a document that failed, and deletes what the manifest "
+        "removes (`deleted`, or `complete: true`), with a receipt."
+    )
+    config = make_config("heading-aware", target)
+    if st.button(f"Ingest these documents as a run (heading-aware, target {target})",
+                 key="ingest", type="primary"):  # fmt: skip
+        try:
+            with Store(db) as store:
+                st.success(store.ingest(manifest, load, config).line())
+        except ExplorerError as error:
+            show_error(error)
+    if not db.is_file():
+        st.info("No run yet: ingest the documents to start the index.")
+        return
+    try:
+        with Store(db) as store:
+            runs, receipts, tenants = store.history(), store.receipts(), store.tenants()
+            st.subheader("Runs: before and after")
+            st.table(run_rows(runs))
+            st.subheader("Search the active versions")
+            if tenants:
+                left, middle, right = st.columns([2, 5, 1])
+                tenant = left.selectbox("Tenant", tenants, key="tenant")
+                query = middle.text_input("Query", key="query")
+                k = right.number_input("Hits", 1, 50, 5, key="hits")
+                if query:
+                    hits = store.search(query, tenant, int(k))
+                    if hits:
+                        st.table([hit_row(hit) for hit in hits])
+                    else:
+                        st.info(f"No active chunk of tenant {tenant!r} matches.")
+            st.subheader("Deletion receipts")
+            if receipts:
+                st.table(receipts)
+            else:
+                st.caption("No document has been deleted.")
+    except ExplorerError as error:
+        show_error(error)
+
+
+def run_rows(runs: list[dict[str, Any]]) -> list[dict[str, str]]:
+    return [
+        {
+            "Run": str(run["run_id"]),
+            "Started": run["started"],
+            "Added": str(run["added"]),
+            "Updated": str(run["updated"]),
+            "Unchanged": str(run["unchanged"]),
+            "Failed": str(run["failed"]),
+            "Deleted": str(run["deleted"]),
+            "Documents": f"{run['documents_before']} → {run['documents_after']}",
+            "Chunks": f"{run['chunks_before']} → {run['chunks_after']}",
+        }
+        for run in runs
+    ]
+
+
+def hit_row(hit: Hit) -> dict[str, str]:
+    return {
+        "Source": hit.source_id,
+        "Version": hit.version,
+        "Lines": f"{hit.start_line}-{hit.end_line}",
+        "Offsets": f"[{hit.start}, {hit.end})",
+        "Chunk": hit.chunk_id[:12],
+        "Snippet": " ".join(hit.snippet.split()),
+    }
 
 
 page()

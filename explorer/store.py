@@ -221,6 +221,11 @@ class Store:
         ).fetchone()[0]
         return documents, chunks
 
+    def tenants(self) -> list[str]:
+        return [
+            row[0] for row in self._db.execute("SELECT DISTINCT tenant FROM documents ORDER BY 1")
+        ]
+
     def integrity(self) -> str:
         result: str = self._db.execute("PRAGMA integrity_check").fetchone()[0]
         return result

@@ -49,7 +49,8 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def running_app(log: Path, timeout: float = 60.0) -> Iterator[str]:
-    """Yield the base URL of `streamlit run app.py`; stop it afterwards."""
+    """Yield the base URL of `streamlit run app.py`; stop it afterwards. Its persistent
+    index lives beside the log, never in the working tree."""
     port = free_port()
     command = [
         sys.executable, "-m", "streamlit", "run", "app.py",
@@ -58,7 +59,10 @@ def running_app(log: Path, timeout: float = 60.0) -> Iterator[str]:
         "--browser.gatherUsageStats", "false",
     ]  # fmt: skip
     with log.open("wb") as output:
-        process = subprocess.Popen(command, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT)
+        environment = {**os.environ, "EXPLORER_DB": str(log.parent / "index.db")}
+        process = subprocess.Popen(
+            command, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT, env=environment
+        )
         url = f"http://127.0.0.1:{port}"
         try:
             deadline = time.monotonic() + timeout

@@ -12,6 +12,17 @@ from streamlit.testing.v1 import AppTest
 from tests.conftest import FIXTURE, MANIFEST, ROOT, golden_index, sha256_hex, zipped
 
 APP = str(ROOT / "app.py")
+LIBRARY = ROOT / "fixtures" / "library"
+
+
+@pytest.fixture(autouse=True)
+def private_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's persistent index is its own, never the working tree's."""
+    db = tmp_path / "index.db"
+    monkeypatch.setenv("EXPLORER_DB", str(db))
+    return db
+
+
 UPLOAD, PASTE = "Upload a manifest", "Paste text"
 
 
@@ -436,3 +447,56 @@ def test_sizes_survive_a_refused_upload() -> None:
     assert any("invalid_upload" in e for e in errors(at))
     at.radio(key="source").set_value("Bundled example").run()
     assert (at.slider(key="target").value, at.number_input(key="fixed").value) == (500, 120)
+
+
+# -- the persistent index ----------------------------------------------------------------
+
+
+def library_files(manifest: str) -> list[tuple[str, bytes, str]]:
+    files = [("manifest.json", (LIBRARY / manifest).read_bytes(), "application/json")]
+    files += [
+        (p.name, p.read_bytes(), "text/markdown") for p in sorted((LIBRARY / "docs").iterdir())
+    ]
+    return files
+
+
+def test_ingest_the_bundled_fixture_and_search_it() -> None:
+    at = start()
+    assert any("No run yet" in i.value for i in at.info)
+    at.button(key="ingest").click().run()
+    assert [s.value for s in at.success] == [
+        "run 1: added 2, updated 0, unchanged 0, failed 0, deleted 0"
+    ]
+    runs = next(t for t in at.table if "Unchanged" in t.value.columns).value.to_dict("records")
+    assert runs[0]["Documents"] == "0 → 2"
+    at.button(key="ingest").click().run()
+    assert "unchanged 2" in at.success[0].value
+    assert at.selectbox(key="tenant").options == ["default"]
+    at.text_input(key="query").set_value("save_copy refuses").run()
+    hits = next(t for t in at.table if "Snippet" in t.value.columns).value.to_dict("records")
+    assert hits[0]["Source"] == "aster-copy-v1"
+
+
+def test_an_update_and_a_deletion_show_in_runs_search_and_receipts() -> None:
+    at = upload(library_files("manifest.json"))
+    at.button(key="ingest").click().run()
+    at.file_uploader(key="upload").set_value(library_files("manifest-run2.json")).run()
+    at.button(key="ingest").click().run()
+    assert at.success[0].value == "run 2: added 0, updated 1, unchanged 4, failed 0, deleted 1"
+    receipts = next(t for t in at.table if "retention" in t.value.columns).value.to_dict("records")
+    assert [r["source_id"] for r in receipts] == ["contact"]
+    at.selectbox(key="tenant").set_value("acme")
+    at.text_input(key="query").set_value("support hours escalation").run()
+    tables = [t.value for t in at.table if "Snippet" in t.value.columns]
+    assert all("contact" not in set(t["Source"]) for t in tables)
+    at.text_input(key="query").set_value("refund within days").run()
+    hits = next(t for t in at.table if "Snippet" in t.value.columns).value.to_dict("records")
+    assert hits[0]["Source"] == "refund-policy" and hits[0]["Version"] == "2"
+
+
+def test_a_corrupt_index_file_is_reported(private_index: Path) -> None:
+    private_index.write_bytes(b"not a database" * 100)
+    at = start()
+    assert any("invalid_store" in e for e in errors(at))
+    at.button(key="ingest").click().run()
+    assert any("invalid_store" in e for e in errors(at))
