@@ -182,3 +182,19 @@ def test_hostile_text_renders_as_text_and_runs_nothing(page: Page) -> None:
         assert page.locator(f".cbx-doc {selector}").count() == 0
     view.get_by_text("click", exact=False).first.click()
     assert page.evaluate("window.__xss") is None
+
+
+def test_ingest_a_run_and_search_it_in_the_index_tab(page: Page) -> None:
+    page.get_by_role("tab", name="Persistent index").click()
+    page.get_by_role(
+        "button", name="Ingest these documents as a run (heading-aware, target 220)"
+    ).click()
+    expect(
+        page.get_by_text("run 1: added 2, updated 0, unchanged 0, failed 0, deleted 0")
+    ).to_be_visible(timeout=30_000)
+    query = page.get_by_label("Query")
+    query.fill("list_copies names")
+    query.press("Enter")
+    table = page.locator("[data-testid='stTable']", has_text="Snippet")
+    expect(table).to_contain_text("aster-copy-v1", timeout=30_000)
+    expect(table).to_contain_text("list_copies")
