@@ -93,6 +93,8 @@ def test_a_deletion_clears_every_store_and_leaves_a_receipt(tmp_path: Path) -> N
         assert store.counts()["search_cache"] == 1
     summary = ingest(RUN2, db)
     assert summary == "run 2: added 0, updated 1, unchanged 4, failed 0, deleted 1"
+    with Store(db) as store:
+        assert store.counts()["search_cache"] == 0  # the cached answer naming contact is gone
     assert not any(line.startswith("contact ") for line in search(db, "support hours"))
     with sqlite3.connect(db) as raw:
         assert raw.execute(
