@@ -2,6 +2,7 @@
 what belongs together. Pure functions; the command line and the app only call these."""
 
 from .checks import CheckResult, ResolvedCheck, evaluate_check, resolve_check
+from .chunk_map import build_chunk_map, check_against, decode_chunk_map
 from .config import ChunkConfig
 from .digests import digest, sha
 from .documents import DocumentRecord
@@ -20,6 +21,7 @@ from .loading import (
 from .manifest import Manifest, ManifestDocument, ManifestSpan, SpanCheck, parse_manifest
 from .policies import POLICIES, Policy, make_config, parse_config
 from .report import Report, compare
+from .store import Store
 from .validate import validate_index, validate_index_bytes
 
 __all__ = [
@@ -45,8 +47,12 @@ __all__ = [
     "Section",
     "SourceReader",
     "SpanCheck",
+    "Store",
+    "build_chunk_map",
     "build_index",
+    "check_against",
     "compare",
+    "decode_chunk_map",
     "digest",
     "document_chunks",
     "evaluate_check",
