@@ -147,14 +147,14 @@ def choose_source(
         bundle = bundle_from_uploads([(u.name, u.getvalue()) for u in uploads])
     else:
         text = sidebar.text_area("Markdown, starting with a # heading", PASTE_EXAMPLE,
-                                    height=260, key="paste")  # fmt: skip
+                                 height=260, key="paste")  # fmt: skip
         bundle = pasted_bundle(text)
         sidebar.download_button("Download this manifest", manifest_json(bundle.manifest),
-                                   "manifest.json", "application/json", key="dl_paste_manifest",
-                                   on_click="ignore")  # fmt: skip
+                                "manifest.json", "application/json", key="dl_paste_manifest",
+                                on_click="ignore")  # fmt: skip
         sidebar.download_button("Download manifest and text (.zip)", bundle_zip(bundle),
-                                   "pasted.zip", "application/zip", key="dl_paste_zip",
-                                   on_click="ignore")  # fmt: skip
+                                "pasted.zip", "application/zip", key="dl_paste_zip",
+                                on_click="ignore")  # fmt: skip
     return bundle.key, bundle_loader(bundle), bundle.manifest
 
 
