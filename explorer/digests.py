@@ -6,10 +6,22 @@ import hashlib
 import json
 from typing import Any
 
+import orjson
+
 
 def canonical_json(value: Any) -> str:
-    """Keys sorted, no spaces, non-ASCII written as itself: the bytes that `digest` hashes."""
+    """Keys sorted, no spaces, non-ASCII written as itself: the text that `digest` hashes."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def canonical_bytes(value: Any) -> bytes:
+    """`canonical_json(value)` as UTF-8, several times faster, for the index's hot path.
+
+    Only for values of strings, small ints, booleans and null (as an index's are): there
+    the C encoder writes the same bytes, which tests check over every code point and over
+    generated values. Floats and huge ints would differ or fail, so `digest` does not use it.
+    """
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
 
 
 def sha(text: str) -> str:

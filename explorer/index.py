@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable
+from hashlib import sha256
 from typing import Literal, TypedDict
 
+import orjson
+
 from .config import ChunkConfig
-from .digests import canonical_json, sha
+from .digests import canonical_bytes
 from .documents import DocumentRecord
 from .errors import ErrorCode, ExplorerError
 from .grammar import sections
@@ -43,22 +44,30 @@ class Index(TypedDict):
     index_id: str
 
 
-# The hot path spells out `canonical_json` for the shapes it hashes, keys in sorted order;
-# tests hold every id to `digest`. A chunk's fields (all but its id) are encoded once and
-# serve both its `chunk_id` and the index's `index_id`.
-_string = json.encoder.encode_basestring  # what json.dumps(ensure_ascii=False) writes
+# The hot path spells out `canonical_json` for the shapes it hashes, keys in sorted order,
+# as bytes; tests hold every id to `digest`. A chunk's fields (all but its id) are encoded
+# once and serve both its `chunk_id` and the index's `index_id`. A str as JSON, from a C
+# encoder that writes it byte for byte as json.dumps(ensure_ascii=False) would
+# (tests/test_digests.py checks every code point):
+_string = orjson.dumps
 
 
 def section_id(document_revision: str, heading_start: int) -> str:
     """`digest({"document_revision": …, "heading_start": …})`, spelled out (once per section)."""
-    return sha(
-        f'{{"document_revision":{_string(document_revision)},"heading_start":{heading_start}}}'
+    canonical = b'{"document_revision":%b,"heading_start":%d}' % (
+        _string(document_revision),
+        heading_start,
     )
+    return sha256(canonical).hexdigest()
+
+
+# A chunk's fields after "document_revision", in sorted key order.
+_FIELDS = b'%b%d,"end_line":%d,"order":%d%b%d,"start_line":%d,"text":%b,"text_sha256":"%b"%b'
 
 
 def _id_prefix(config: ChunkConfig) -> bytes:
     """What every chunk id's canonical JSON starts with."""
-    return ('{"config":' + canonical_json(config.as_json()) + ",").encode()
+    return b'{"config":' + canonical_bytes(config.as_json()) + b","
 
 
 def _encoded_chunks(
@@ -66,14 +75,14 @@ def _encoded_chunks(
 ) -> tuple[list[ChunkRecord], list[bytes]]:
     """One document's chunk records, and each record's canonical JSON."""
     policy = policy_for(config)
-    id_hash = hashlib.sha256(id_prefix)
+    id_hash = sha256(id_prefix)
     text = document["text"]
     source_id = document["source_id"]
     version = document["version"]
     revision = document["document_revision"]
-    head = '"document_revision":' + _string(revision) + ',"end":'
-    source = ',"source_id":' + _string(source_id) + ',"start":'
-    tail = ',"version":' + _string(version) + "}"
+    head = b'"document_revision":' + _string(revision) + b',"end":'
+    source = b',"source_id":' + _string(source_id) + b',"start":'
+    tail = b',"version":' + _string(version) + b"}"
     records: list[ChunkRecord] = []
     encoded: list[bytes] = []
     # Line numbers by a cursor that only moves forward: spans come in document order, so
@@ -82,20 +91,19 @@ def _encoded_chunks(
     for section in sections(text):
         sid = section_id(revision, section.heading_start)
         title = section.title
-        middle = ',"section_id":"' + sid + '","section_title":' + _string(title) + source
+        middle = b',"section_id":"%b","section_title":%b%b' % (sid.encode(), _string(title), source)
         for start, end in policy.spans(text, section, config):
             piece = text[start:end]
-            piece_sha = hashlib.sha256(piece.encode()).hexdigest()
+            piece_sha = sha256(piece.encode()).hexdigest()
             line += text.count("\n", line_offset, start)
             start_line = line
             line += text.count("\n", start, end - 1)
             line_offset = end - 1
             order = len(records)
-            fields = (
-                f'{head}{end},"end_line":{line},"order":{order}{middle}{start}'
-                f',"start_line":{start_line},"text":{_string(piece)},"text_sha256":"{piece_sha}"'
-                f"{tail}"
-            ).encode()
+            fields = _FIELDS % (
+                head, end, line, order, middle, start, start_line, _string(piece),
+                piece_sha.encode(), tail,
+            )  # fmt: skip
             chunk_hash = id_hash.copy()
             chunk_hash.update(fields)
             chunk_id = chunk_hash.hexdigest()
@@ -116,7 +124,7 @@ def _encoded_chunks(
                     "text_sha256": piece_sha,
                 }
             )
-            encoded.append(b'{"chunk_id":"' + chunk_id.encode() + b'",' + fields)
+            encoded.append(b'{"chunk_id":"%b",%b' % (chunk_id.encode(), fields))
     return records, encoded
 
 
@@ -147,9 +155,9 @@ def build_index(documents: Iterable[DocumentRecord], config: ChunkConfig) -> Ind
         "execution_mode": EXECUTION_MODE,
         "schema_version": SCHEMA_VERSION,
     }
-    index_hash = hashlib.sha256(b'{"chunks":[')
+    index_hash = sha256(b'{"chunks":[')
     index_hash.update(b",".join(encoded))
-    index_hash.update(("]," + canonical_json(rest)[1:]).encode())
+    index_hash.update(b"]," + canonical_bytes(rest)[1:])
     return {
         "schema_version": 1,
         "execution_mode": EXECUTION_MODE,
