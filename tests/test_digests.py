@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from explorer.digests import canonical_bytes, canonical_json, digest, sha
 
-TEXT = st.text(st.characters(exclude_categories=("Cs",)))
+TEXT = st.text(st.characters(exclude_categories=["Cs"]))
 VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**53), 2**53) | TEXT,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
