@@ -44,7 +44,7 @@ from explorer.models import describe
 from explorer.render import LEGEND, STYLE, containment_rows, highlights, render_view
 from explorer.report import PolicyResult, SkippedCheck, assemble_report, evaluate_policy
 from explorer.report import resolve_checks as resolve_manifest_checks
-from explorer.store import DEFAULT_DB, Hit, Store
+from explorer.store import DEFAULT_DB, Hit, Store, storage_errors
 from explorer.uploads import Bundle, bundle_from_uploads, bundle_zip, manifest_json, pasted_bundle
 
 FIXTURE_MANIFEST = Path(__file__).resolve().parent / "fixtures" / "aster" / "manifest.json"
@@ -391,7 +391,7 @@ def index_page(manifest: Manifest, load: LoadResult, target: int) -> None:
     if st.button(f"Ingest these documents as a run (heading-aware, target {target})",
                  key="ingest", type="primary"):  # fmt: skip
         try:
-            with Store(db) as store:
+            with storage_errors(db), Store(db) as store:
                 st.success(store.ingest(manifest, load, config).line())
         except ExplorerError as error:
             show_error(error)
@@ -399,7 +399,7 @@ def index_page(manifest: Manifest, load: LoadResult, target: int) -> None:
         st.info("No run yet: ingest the documents to start the index.")
         return
     try:
-        with Store(db) as store:
+        with storage_errors(db), Store(db) as store:
             runs, receipts, tenants = store.history(), store.receipts(), store.tenants()
             st.subheader("Runs: before and after")
             st.table(run_rows(runs))

@@ -23,7 +23,7 @@ from .loading import DEFAULT_MAX_DOCUMENT_BYTES, DirectoryReader, LoadResult, lo
 from .manifest import Manifest, parse_manifest
 from .policies import POLICIES, make_config
 from .report import compare
-from .store import DEFAULT_DB, Store
+from .store import DEFAULT_DB, Store, storage_errors
 from .validate import validate_index_bytes
 
 MAX_INPUT_FILE_BYTES = 512 * 1024 * 1024
@@ -217,10 +217,10 @@ def _persistent(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
     if args.command == "ingest":
         manifest, load = _load(args, stderr)
         config = make_config(args.policy, args.max_chars)
-        with Store(args.db) as store:
+        with storage_errors(args.db), Store(args.db) as store:
             print(store.ingest(manifest, load, config).line(), file=stdout)
         return 0
-    with _existing_store(args.db) as store:
+    with storage_errors(args.db), _existing_store(args.db) as store:
         if args.command == "search":
             for hit in store.search(args.query, args.tenant, args.k):
                 snippet = " ".join(hit.snippet.split())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from .errors import ErrorCode, ExplorerError
@@ -25,6 +26,21 @@ def _no_constants(name: str) -> Any:
     raise _Refused(f"{name} is not JSON")
 
 
+# A lone surrogate can only arrive as a \uD800-\uDFFF escape; look for one only then.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is not None
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(item) for item in value)
+    return False
+
+
 def parse_json(data: bytes, code: ErrorCode, what: str) -> Any:
     """Decode strict UTF-8 and parse exactly one JSON value, or refuse with `code`."""
     if not data.strip():
@@ -34,7 +50,9 @@ def parse_json(data: bytes, code: ErrorCode, what: str) -> Any:
     except UnicodeDecodeError as error:
         raise ExplorerError(code, f"the {what} is not UTF-8 (byte {error.start})") from None
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants)
+        value = json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants)
+        if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
+            raise _Refused("a string holds a lone surrogate (\\ud800-\\udfff), not Unicode text")
     except _Refused as error:
         raise ExplorerError(code, f"the {what} is not strict JSON: {error}") from None
     except json.JSONDecodeError as error:
@@ -44,6 +62,7 @@ def parse_json(data: bytes, code: ErrorCode, what: str) -> Any:
         ) from None
     except RecursionError:
         raise ExplorerError(code, f"the {what} is nested too deeply") from None
+    return value
 
 
 def dump_json(value: Any) -> str:

@@ -122,6 +122,17 @@ class Hit:
     score: float
 
 
+@contextmanager
+def storage_errors(path: Path) -> Iterator[None]:
+    """SQLite's own failures (locked, read-only, disk full, damaged) as a clear refusal."""
+    try:
+        yield
+    except sqlite3.Error as error:
+        raise ExplorerError(
+            ErrorCode.INVALID_STORE, f"the index {str(path)!r} could not be used: {error}"
+        ) from None
+
+
 def tenant_of(access_scope: str | None) -> str:
     return access_scope or DEFAULT_TENANT
 

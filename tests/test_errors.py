@@ -233,10 +233,21 @@ def test_invalid_manifest(
         (b'{"manifest_version": 1} []', "content after the JSON value"),
         (b'{"manifest_version": 1, "manifest_version": 1}', "duplicate key"),
         (b"[]", "valid dictionary"),
+        (b'{"manifest_version": 1, "x": "\\udc00"}', "lone surrogate"),
     ],
 )
 def test_manifest_that_is_not_json(make_manifest: ManifestBuilder, raw: bytes, detail: str) -> None:
     assert detail in refused(make_manifest({}, raw=raw), "invalid_manifest")
+
+
+def test_an_escaped_surrogate_pair_is_ordinary_text(make_manifest: ManifestBuilder) -> None:
+    raw = json.dumps({"manifest_version": 1, "documents": [entry(title="smile \U0001f600")]})
+    assert "\\ud83d\\ude00" in raw  # json.dumps writes the pair as two escapes
+    result = run_cli(
+        "index", make_manifest({"doc.md": GOOD}, raw=raw.encode()), "--policy", "paragraph"
+    )
+    assert result.code == 0, result.err
+    assert result.json()["documents"][0]["title"] == "smile \U0001f600"
 
 
 def test_manifest_file_missing(tmp_path: Path) -> None:

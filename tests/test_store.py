@@ -296,3 +296,16 @@ def test_a_corrupt_or_foreign_database_is_refused(tmp_path: Path, kind: str) -> 
 def test_search_and_history_need_an_index(tmp_path: Path) -> None:
     result = run_cli("history", "--db", tmp_path / "none.db")
     assert result.code == 2 and result.err.startswith("error: io_error: no index at")
+
+
+def test_a_locked_index_is_a_clear_error(tmp_path: Path) -> None:
+    db = tmp_path / "index.db"
+    ingest(RUN1, db)
+    with sqlite3.connect(db, timeout=0) as holder:
+        holder.execute("BEGIN EXCLUSIVE")
+        result = run_cli("ingest", RUN2, "--db", db)
+        holder.rollback()
+    assert result.code == 2
+    assert result.err.splitlines()[-1].startswith("error: invalid_store: the index")
+    assert "locked" in result.err
+    assert integrity(db) == "ok"

@@ -166,6 +166,7 @@ def test_tampered_copies_are_refused(
         (b'{"a": 1, "a": 2}', "duplicate key 'a'"),
         (b"[1, 2]", "valid dictionary"),
         (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+        (b'{"title": "\\ud800"}', "lone surrogate"),
     ],
 )
 def test_files_that_are_not_an_index(content: bytes, detail: str, tmp_path: Path) -> None:
