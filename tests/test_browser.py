@@ -11,6 +11,7 @@ from urllib.parse import urlparse
 import pytest
 from playwright.sync_api import Browser, Dialog, Page, expect, sync_playwright
 
+from explorer.report import ReportModel
 from tests.appserver import CHROMIUM_ARGS, IDLE, chromium_path, running_app
 from tests.conftest import FIXTURE, MANIFEST, ROOT, run_module
 
@@ -150,6 +151,16 @@ def test_download_a_chunk_map_and_check_it_against_the_manifest(page: Page, tmp_
     assert process.returncode == 0, process.stderr
     assert process.stdout.startswith("valid sha256:")
     assert "Call save_copy" not in saved.read_text("utf-8")
+
+
+def test_download_the_comparison_report(page: Page, tmp_path: Path) -> None:
+    with page.expect_download() as info:
+        page.get_by_role("button", name="comparison report", exact=True).click()
+    saved = tmp_path / "report.json"
+    info.value.save_as(saved)
+    report = ReportModel.model_validate_json(saved.read_bytes())
+    assert [p.chunk_count for p in report.policies] == [13, 8, 7]
+    assert [p.checks[0].together for p in report.policies] == [False, False, True]
 
 
 def test_a_tampered_index_is_refused(page: Page, tmp_path: Path) -> None:
