@@ -161,17 +161,19 @@ class Store:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(path, isolation_level=None)
+        except (sqlite3.DatabaseError, OSError) as error:
+            raise ExplorerError(ErrorCode.IO_ERROR, f"cannot open {str(path)!r}: {error}") from None
+        try:
             self._open()  # before anything changes the file: a foreign one stays untouched
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA foreign_keys=ON")
-        except sqlite3.DatabaseError as error:
-            raise ExplorerError(
-                ErrorCode.INVALID_STORE, f"{str(path)!r} is not a usable index: {error}"
-            ) from None
-        except OSError as error:
-            raise ExplorerError(
-                ErrorCode.IO_ERROR, f"cannot open {str(path)!r}: {error.strerror}"
-            ) from None
+        except BaseException as error:
+            self._db.close()  # a refused file is not left open
+            if isinstance(error, sqlite3.DatabaseError):
+                raise ExplorerError(
+                    ErrorCode.INVALID_STORE, f"{str(path)!r} is not a usable index: {error}"
+                ) from None
+            raise
 
     def __enter__(self) -> Store:
         return self
