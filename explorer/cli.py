@@ -10,7 +10,7 @@ import argparse
 import os
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 from urllib.parse import quote
@@ -213,23 +213,49 @@ def _existing_store(path: Path) -> Store:
     return Store(path)
 
 
-def _persistent(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    if args.command == "ingest":
-        manifest, load = _load(args, stderr)
-        config = make_config(args.policy, args.max_chars)
-        with storage_errors(args.db), Store(args.db) as store:
-            print(store.ingest(manifest, load, config).line(), file=stdout)
-        return 0
+def _compare(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    manifest, load = _load(args, stderr)
+    sizes = {"fixed-char": args.fixed_chars, "heading-aware": args.target_chars}
+    given = {name: size for name, size in sizes.items() if size is not None}
+    _emit(compare(load, manifest.span_checks, given), args.out, stdout)
+    return 0
+
+
+def _index(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    _, load = _load(args, stderr)
+    config = make_config(args.policy, args.max_chars)
+    _emit(build_index(load.documents, config), args.out, stdout)
+    return 0
+
+
+def _validate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    index = validate_index_bytes(_read(args.file, "index file"))
+    print(f"valid {index['index_id']}", file=stdout)
+    return 0
+
+
+def _ingest(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    manifest, load = _load(args, stderr)
+    config = make_config(args.policy, args.max_chars)
+    with storage_errors(args.db), Store(args.db) as store:
+        print(store.ingest(manifest, load, config).line(), file=stdout)
+    return 0
+
+
+def _search(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     with storage_errors(args.db), _existing_store(args.db) as store:
-        if args.command == "search":
-            for hit in store.search(args.query, args.tenant, args.k):
-                snippet = " ".join(hit.snippet.split())
-                print(
-                    f"{hit.source_id} v{hit.version} lines {hit.start_line}-{hit.end_line} "
-                    f"[{hit.start}, {hit.end}) {hit.chunk_id[:12]}  {snippet}",
-                    file=stdout,
-                )
-            return 0
+        for hit in store.search(args.query, args.tenant, args.k):
+            snippet = " ".join(hit.snippet.split())
+            print(
+                f"{hit.source_id} v{hit.version} lines {hit.start_line}-{hit.end_line} "
+                f"[{hit.start}, {hit.end}) {hit.chunk_id[:12]}  {snippet}",
+                file=stdout,
+            )
+    return 0
+
+
+def _history(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    with storage_errors(args.db), _existing_store(args.db) as store:
         stdout.write(_history_table(store.history(), store.receipts()))
     return 0
 
@@ -256,25 +282,17 @@ def _history_table(runs: list[dict[str, Any]], receipts: list[dict[str, Any]]) -
     return "\n".join(lines) + "\n"
 
 
-def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    if args.command in ("ingest", "search", "history"):
-        return _persistent(args, stdout, stderr)
-    if args.command == "validate":
-        index = validate_index_bytes(_read(args.file, "index file"))
-        print(f"valid {index['index_id']}", file=stdout)
-        return 0
-    if args.command == "chunk-map":
-        return _chunk_maps(args, stdout, stderr)
-    manifest, load = _load(args, stderr)
-    if args.command == "compare":
-        sizes = {"fixed-char": args.fixed_chars, "heading-aware": args.target_chars}
-        given = {name: size for name, size in sizes.items() if size is not None}
-        _emit(compare(load, manifest.span_checks, given), args.out, stdout)
-    else:
-        _emit(
-            build_index(load.documents, make_config(args.policy, args.max_chars)), args.out, stdout
-        )
-    return 0
+Handler = Callable[[argparse.Namespace, TextIO, TextIO], int]
+# One handler per subcommand, by the name it is called with.
+HANDLERS: dict[str, Handler] = {
+    "compare": _compare,
+    "index": _index,
+    "validate": _validate,
+    "chunk-map": _chunk_maps,
+    "ingest": _ingest,
+    "search": _search,
+    "history": _history,
+}
 
 
 def main(
@@ -283,7 +301,8 @@ def main(
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     try:
-        return _run(_parser().parse_args(argv), stdout, stderr)
+        args = _parser().parse_args(argv)
+        return HANDLERS[args.command](args, stdout, stderr)
     except ExplorerError as error:
         print(f"error: {error.code.value}: {error.detail}", file=stderr)
         refused = (ErrorCode.INVALID_CHUNK_INDEX, ErrorCode.INVALID_CHUNK_MAP)
