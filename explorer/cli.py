@@ -8,21 +8,23 @@ from __future__ import annotations
 
 import argparse
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 from urllib.parse import quote
 
 from .chunk_map import LOGICAL_FILE, build_chunk_map, check_against, decode_chunk_map
 from .errors import ErrorCode, ExplorerError
-from .index import build_index
+from .index import write_index
 from .jsonio import dump_json
 from .loading import DEFAULT_MAX_DOCUMENT_BYTES, DirectoryReader, LoadResult, load_documents
 from .manifest import Manifest, parse_manifest
 from .policies import POLICIES, make_config
-from .report import compare
+from .report import write_report
 from .store import DEFAULT_DB, Store, storage_errors
 from .validate import validate_index_bytes
 
@@ -133,35 +135,86 @@ def _load(args: argparse.Namespace, err: TextIO) -> tuple[Manifest, LoadResult]:
     return manifest, load
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    """Either the whole file appears, or nothing does."""
+# Writes JSON bytes, piece by piece, to the `write` it is given.
+Producer = Callable[[Callable[[bytes], object]], object]
+
+
+def _io_error(path: Path, error: OSError) -> ExplorerError:
+    return ExplorerError(ErrorCode.IO_ERROR, f"cannot write {str(path)!r}: {error.strerror}")
+
+
+def _mode_to_keep(path: Path) -> int | None:
+    """The permissions of the regular file at `path`, None if nothing is there; anything
+    else (a device such as /dev/null, a link such as one to /dev/stdout, a folder, a pipe)
+    is refused rather than silently replaced by a regular file."""
+    try:
+        status = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise _io_error(path, error) from None
+    if stat.S_ISREG(status.st_mode):
+        return stat.S_IMODE(status.st_mode)
+    kind = (
+        "a symbolic link"
+        if stat.S_ISLNK(status.st_mode)
+        else "a folder"
+        if stat.S_ISDIR(status.st_mode)
+        else "a device, pipe or socket"
+    )
+    raise ExplorerError(
+        ErrorCode.IO_ERROR,
+        f"will not write {str(path)!r}: it exists and is {kind}, not a regular file",
+    )
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _write_atomically(path: Path, content: str | Producer) -> None:
+    """Either the whole file appears, or nothing does. A new file gets 0666 less the
+    umask, as `open` would give it; a replaced regular file keeps its permissions."""
+    mode = _mode_to_keep(path)
     try:
         fd, temporary = tempfile.mkstemp(
             dir=path.parent or ".", prefix=f".{path.name}.", suffix=".tmp"
         )
     except OSError as error:
-        raise ExplorerError(
-            ErrorCode.IO_ERROR, f"cannot write {str(path)!r}: {error.strerror}"
-        ) from None
+        raise _io_error(path, error) from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        os.fchmod(fd, 0o666 & ~_umask() if mode is None else mode)
+        with os.fdopen(fd, "wb", buffering=1024 * 1024) as handle:
+            if isinstance(content, str):
+                handle.write(content.encode("utf-8"))
+            else:
+                content(handle.write)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, path)
     except OSError as error:
         Path(temporary).unlink(missing_ok=True)
-        raise ExplorerError(
-            ErrorCode.IO_ERROR, f"cannot write {str(path)!r}: {error.strerror}"
-        ) from None
+        raise _io_error(path, error) from None
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
-def _emit(value: Any, out: Path | None, stdout: TextIO) -> None:
-    text = dump_json(value)
-    if out is None:
-        stdout.write(text)
-    else:
-        _write_atomically(out, text)
+def _emit(produce: Producer, out: Path | None, stdout: TextIO) -> None:
+    """Bytes go out as they are produced: to `out` atomically, else to standard output
+    (its binary buffer when it has one)."""
+    if out is not None:
+        _write_atomically(out, produce)
+        return
+    buffer = getattr(stdout, "buffer", None)
+    if buffer is None:
+        produce(lambda piece: stdout.write(piece.decode("utf-8")))
+        return
+    stdout.flush()
+    produce(buffer.write)
+    buffer.flush()
 
 
 def _chunk_maps(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
@@ -217,14 +270,14 @@ def _compare(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     manifest, load = _load(args, stderr)
     sizes = {"fixed-char": args.fixed_chars, "heading-aware": args.target_chars}
     given = {name: size for name, size in sizes.items() if size is not None}
-    _emit(compare(load, manifest.span_checks, given), args.out, stdout)
+    _emit(partial(write_report, load, manifest.span_checks, given), args.out, stdout)
     return 0
 
 
 def _index(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     _, load = _load(args, stderr)
     config = make_config(args.policy, args.max_chars)
-    _emit(build_index(load.documents, config), args.out, stdout)
+    _emit(partial(write_index, load.documents, config), args.out, stdout)
     return 0
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from hashlib import sha256
-from typing import Literal, TypedDict
+from typing import Literal, NamedTuple, TypedDict
 
 import orjson
 
@@ -166,3 +166,59 @@ def build_index(documents: Iterable[DocumentRecord], config: ChunkConfig) -> Ind
         "chunks": chunks,
         "index_id": index_hash.hexdigest(),
     }
+
+
+class IndexSummary(NamedTuple):
+    index_id: str
+    chunk_count: int
+
+
+def write_index(
+    documents: Iterable[DocumentRecord],
+    config: ChunkConfig,
+    write: Callable[[bytes], object],
+    keep: Callable[[DocumentRecord, list[ChunkRecord]], object] | None = None,
+) -> IndexSummary:
+    """`build_index` as JSON bytes passed to `write` while it is built, one document's
+    chunks at a time, so the whole index never exists in memory, as records or as text.
+
+    `json.loads` of the bytes equals `build_index(documents, config)`, ids included: each
+    document and chunk is written as the canonical JSON that its identity hashes (keys
+    sorted, one per line), and `index_id` comes last. `keep` sees each document's chunk
+    records before they are dropped.
+    """
+    ordered = sorted(documents, key=lambda d: d["source_id"])
+    if not ordered:
+        raise ExplorerError(
+            ErrorCode.NO_DOCUMENTS, "no document loaded, so there is nothing to chunk"
+        )
+    config_bytes = canonical_bytes(config.as_json())
+    mode = _string(EXECUTION_MODE)
+    write(
+        b'{"schema_version":%d,"execution_mode":%b,"config":%b,\n"documents":[\n'
+        % (SCHEMA_VERSION, mode, config_bytes)
+    )
+    for position, document in enumerate(ordered):
+        write((b",\n" if position else b"") + canonical_bytes(document))
+    write(b'\n],\n"chunks":[')
+    index_hash = sha256(b'{"chunks":[')
+    id_prefix = _id_prefix(config)
+    count = 0
+    for document in ordered:
+        records, parts = _encoded_chunks(document, config, id_prefix)
+        if parts:
+            joined = b",".join(parts)
+            index_hash.update(b"," + joined if count else joined)
+            write((b",\n" if count else b"\n") + b",\n".join(parts))
+            count += len(parts)
+        if keep is not None:
+            keep(document, records)
+    # The rest of the canonical index, as `build_index` hashes it: each document encoded
+    # again rather than held since it was written.
+    index_hash.update(b'],"config":%b,"documents":[' % config_bytes)
+    for position, document in enumerate(ordered):
+        index_hash.update((b"," if position else b"") + canonical_bytes(document))
+    index_hash.update(b'],"execution_mode":%b,"schema_version":%d}' % (mode, SCHEMA_VERSION))
+    index_id = index_hash.hexdigest()
+    write(b'\n],\n"index_id":"%b"}\n' % index_id.encode())
+    return IndexSummary(index_id, count)

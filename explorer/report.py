@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypedDict
 
+import orjson
 from pydantic import Field
 
 from .checks import CheckResult, ResolvedCheck, evaluate_check, resolve_check
 from .config import ChunkConfig
 from .documents import DocumentRecord
-from .index import Index, build_index
+from .errors import ErrorCode, ExplorerError
+from .index import ChunkRecord, Index, build_index, write_index
 from .loading import LoadResult
 from .manifest import SpanCheck
 from .models import StrictModel, VersionOne
@@ -117,6 +119,52 @@ def compare(
         evaluate_policy(load.documents, resolved, config) for config in policy_configs(sizes)
     ]
     return assemble_report(load, skipped, evaluated)
+
+
+def write_report(
+    load: LoadResult,
+    checks: Sequence[SpanCheck],
+    sizes: Mapping[str, int] | None,
+    write: Callable[[bytes], object],
+) -> None:
+    """`compare` as JSON bytes passed to `write` while each index is built (`write_index`):
+    `json.loads` of them equals `compare(load, checks, sizes)`. The keys come in another
+    order: `indexes` before `policies`, whose ids and checks are known only once each
+    index has been written. Only the chunks of checked documents are kept meanwhile."""
+    if not load.documents:
+        raise ExplorerError(
+            ErrorCode.NO_DOCUMENTS, "no document loaded, so there is nothing to chunk"
+        )
+    resolved, skipped = resolve_checks(load, checks)
+    checked = {check.source_id for check in resolved}
+    documents = [
+        {"source_id": s.source_id, "status": s.status, "detail": s.detail} for s in load.statuses
+    ]
+    write(
+        b'{"report_version":%d,\n"documents":%b,\n"skipped_checks":%b,\n"indexes":{'
+        % (REPORT_VERSION, orjson.dumps(documents), orjson.dumps(list(skipped)))
+    )
+    policies: list[PolicyResult] = []
+    kept: list[ChunkRecord] = []  # the current policy's chunks of checked documents
+
+    def keep(document: DocumentRecord, records: list[ChunkRecord]) -> None:
+        if document["source_id"] in checked:
+            kept.extend(records)
+
+    for position, config in enumerate(policy_configs(sizes)):
+        kept.clear()
+        write(b"%b%b:" % (b",\n" if position else b"\n", orjson.dumps(config.strategy)))
+        summary = write_index(load.documents, config, write, keep)
+        policies.append(
+            {
+                "name": config.strategy,
+                "config": config.as_json(),
+                "index_id": summary.index_id,
+                "chunk_count": summary.chunk_count,
+                "checks": [evaluate_check(check, kept) for check in resolved],
+            }
+        )
+    write(b'},\n"policies":%b}\n' % orjson.dumps(policies))
 
 
 class SpanResultModel(StrictModel):
