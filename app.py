@@ -37,6 +37,7 @@ from explorer import (
 )
 from explorer.chunk_map import build_chunk_map
 from explorer.digests import canonical_json, sha
+from explorer.display import markdown_literal, markdown_rows
 from explorer.jsonio import dump_json
 from explorer.models import describe
 from explorer.render import LEGEND, STYLE, containment_rows, highlights, render_view
@@ -49,6 +50,7 @@ from ui.index_tab import index_page
 FIXTURE_MANIFEST = Path(__file__).resolve().parent / "fixtures" / "aster" / "manifest.json"
 SOURCES = ("Bundled example", "Upload a manifest", "Paste text")
 LIMITS = {"fixed": (1, 1_000_000), "target": (20, 2000)}
+LINK_ECHO = 40  # characters of a refused link value that its warning repeats
 DEFAULTS = {"fixed": 80, "target": 220}
 PASTE_EXAMPLE = """# Rotating an API key
 
@@ -67,14 +69,18 @@ Evaluated = tuple[PolicyResult, Index]
 
 
 # -- cached core calls: keyed by content digests and configs -------------------------------
+# Every cache is bounded in entries and in time, so what closed sessions left behind is
+# freed; each entry is bounded by the upload limits, the core's chunk limits and
+# `MAX_DRAWN_PIECES`. A few entries cover the sessions of one person moving a slider.
+CACHE_TTL = "10m"
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@st.cache_data(show_spinner=False, max_entries=4, ttl=CACHE_TTL)
 def load_cached(key: str, _load: Callable[[], LoadResult]) -> LoadResult:
     return _load()
 
 
-@st.cache_data(show_spinner="Chunking…", max_entries=64)
+@st.cache_data(show_spinner="Chunking…", max_entries=12, ttl=CACHE_TTL)
 def evaluate_cached(
     key: str, checks_key: str, strategy: str, size: int | None, _load: LoadResult,
     _checks: Sequence[ResolvedCheck],
@@ -85,7 +91,7 @@ def evaluate_cached(
     return result, index
 
 
-@st.cache_data(show_spinner="Drawing…", max_entries=64)
+@st.cache_data(show_spinner="Drawing…", max_entries=12, ttl=CACHE_TTL)
 def view_cached(
     index_id: str, checks_key: str, source_id: str, _text: str, _evaluated: Evaluated,
     _checks: Sequence[ResolvedCheck],
@@ -107,14 +113,25 @@ def settings_from_link() -> None:
         raw = st.query_params.get(key)
         if raw is None:
             continue
-        if raw.isdigit() and low <= int(raw) <= high:
-            st.session_state[key] = int(raw)
+        value = link_number(raw, low, high)
+        if value is not None:
+            st.session_state[key] = value
         else:
-            notes.append(f"Ignored {key}={raw!r} from the link: it must be a whole number "
-                         f"from {low} to {high}.")  # fmt: skip
+            shown = raw if len(raw) <= LINK_ECHO else raw[:LINK_ECHO] + "…"
+            notes.append(f"Ignored {key}={markdown_literal(repr(shown))} from the link: it "
+                         f"must be a whole number from {low:,} to {high:,}.")  # fmt: skip
     if "doc" in st.query_params:
         st.session_state["doc"] = st.query_params["doc"]
     st.session_state["link_notes"] = notes
+
+
+def link_number(raw: str, low: int, high: int) -> int | None:
+    """A link's size, or None: ASCII digits only (`str.isdigit` takes '²'), and no
+    longer than the bound itself (`int` refuses more than 4,300 digits)."""
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > len(str(high)):
+        return None
+    value = int(raw)
+    return value if low <= value <= high else None
 
 
 def choose_source(
@@ -138,7 +155,7 @@ def choose_source(
             st.info("Upload a manifest and the files it lists (or one .zip) in the sidebar. "
                     "Every file is checked against its SHA-256 before it is read.")  # fmt: skip
             return None
-        bundle = bundle_from_uploads([(u.name, u.getvalue()) for u in uploads])
+        bundle = bundle_from_uploads(uploads)
     else:
         text = sidebar.text_area("Markdown, starting with a # heading", PASTE_EXAMPLE,
                                  height=260, key="paste")  # fmt: skip
@@ -160,8 +177,11 @@ def bundle_loader(bundle: Bundle) -> Callable[[], LoadResult]:
 
 
 def user_checks(key: str) -> list[dict[str, object]]:
-    checks: dict[str, list[dict[str, object]]] = st.session_state.setdefault("user_checks", {})
-    return checks.setdefault(key, [])
+    """The checks added to these documents; those of documents left behind are dropped."""
+    checks: dict[str, list[dict[str, object]]] = st.session_state.get("user_checks", {})
+    kept = checks.get(key, [])
+    st.session_state["user_checks"] = {key: kept}
+    return kept
 
 
 def span_form(text: str, source_id: str, taken: set[str], added: list[dict[str, object]]) -> None:
@@ -207,10 +227,11 @@ def span_form(text: str, source_id: str, taken: set[str], added: list[dict[str, 
 
 def show_checks(added: list[dict[str, object]], manifest_ids: Sequence[str]) -> None:
     if manifest_ids:
-        st.markdown("From the manifest: " + ", ".join(f"`{i}`" for i in manifest_ids))
+        st.markdown("From the manifest: " + ", ".join(markdown_literal(i) for i in manifest_ids))
     for position, raw in enumerate(added):
         left, right = st.columns([5, 1])
-        left.markdown(f"Added here: `{raw['id']}` on `{raw['source_id']}`")
+        left.markdown(f"Added here: {markdown_literal(str(raw['id']))} on "
+                      f"{markdown_literal(str(raw['source_id']))}")  # fmt: skip
         if right.button("Remove", key=f"remove_check_{position}"):
             del added[position]
             st.rerun()
@@ -306,13 +327,13 @@ def page() -> None:
                                key="target")  # fmt: skip
     try:
         chosen = choose_source(sources)
+        if chosen is None:
+            return
+        key, loader, manifest = chosen
+        load = load_cached(key, loader)
     except ExplorerError as error:
         show_error(error)
         return
-    if chosen is None:
-        return
-    key, loader, manifest = chosen
-    load = load_cached(key, loader)
     explore_tab, index_tab = st.tabs(["Explore boundaries", "Persistent index"])
     with explore_tab:
         explore(key, manifest, load, int(fixed), int(target))
@@ -329,7 +350,7 @@ def explore(key: str, manifest: Manifest, load: LoadResult, fixed: int, target: 
         st.warning(f"{len(failed)} of {len(load.statuses)} documents failed to load; they are "
                    "listed under Documents below, and the others can be explored.")  # fmt: skip
     if not load.documents:
-        st.table(documents_table(load))
+        st.table(markdown_rows(documents_table(load)))
         return
     texts = {d["source_id"]: d["text"] for d in load.documents}
     if st.session_state.get("doc") not in texts:
@@ -340,20 +361,19 @@ def explore(key: str, manifest: Manifest, load: LoadResult, fixed: int, target: 
     added = user_checks(key)
     try:
         resolved, skipped = resolve_manifest_checks(load, manifest_checks)
+        resolved += [resolve_check(SpanCheck.model_validate(raw), texts[str(raw["source_id"])])
+                     for raw in added]  # fmt: skip
+        checks_key = sha(canonical_json([[c.id, c.source_id, [[s.label, s.start, s.end]
+                                          for s in c.spans]] for c in resolved]))  # fmt: skip
+        sizes = {"fixed-char": fixed, "heading-aware": target}
+        evaluated = [evaluate_cached(key, checks_key, name, sizes.get(name), load, resolved)
+                     for name in POLICIES]  # fmt: skip
     except ExplorerError as error:
         show_error(error)
         return
-    resolved += [resolve_check(SpanCheck.model_validate(raw), texts[str(raw["source_id"])])
-                 for raw in added]  # fmt: skip
-    checks_key = sha(canonical_json([[c.id, c.source_id, [[s.label, s.start, s.end]
-                                      for s in c.spans]] for c in resolved]))  # fmt: skip
-    sizes = {"fixed-char": fixed, "heading-aware": target}
-    evaluated = [
-        evaluate_cached(key, checks_key, name, sizes.get(name), load, resolved) for name in POLICIES
-    ]
 
     st.subheader("Do the spans stay together?")
-    st.table(containment_rows(evaluated))
+    st.table(markdown_rows(containment_rows(evaluated)))
     st.html(LEGEND)
     for column, item in zip(st.columns(len(evaluated)), evaluated, strict=True):
         with column:
@@ -363,7 +383,7 @@ def explore(key: str, manifest: Manifest, load: LoadResult, fixed: int, target: 
     show_checks(added, [c.id for c in manifest_checks])
     span_form(texts[doc], doc, {c.id for c in resolved}, added)
     st.subheader("Documents")
-    st.table(documents_table(load))
+    st.table(markdown_rows(documents_table(load)))
     st.subheader("Download and validate")
     downloads(load, skipped, evaluated, next(d for d in load.documents if d["source_id"] == doc))
     validate_upload()

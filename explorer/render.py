@@ -9,8 +9,13 @@ from html import escape
 from itertools import pairwise
 
 from .checks import CheckResult, ResolvedCheck, SpanResult
+from .display import plain_text
 from .index import ChunkRecord, Index
 from .report import PolicyResult
+
+# Chunks, span marks and verdicts one view may draw: each is a few hundred bytes of HTML,
+# so this bounds a view at a few MB beside its (at most 1 MiB of) escaped text.
+MAX_DRAWN_PIECES = 20_000
 
 PALETTE = (
     "#cfe5ff", "#ffe0b0", "#d3f2d0", "#f8d3e8", "#e2dbff", "#fff1a6", "#c8efe9", "#ffd5cc",
@@ -30,6 +35,10 @@ STYLE = (
     "max-height:75vh;overflow:auto;border:1px solid #d0d0d0;border-radius:6px;padding:8px;"
     "background:#fff;color:#111}"
     ".cbx-gap{color:#8f8f8f}"
+    # A right-to-left override in the text reverses its own piece, never its neighbours.
+    ".cbx-doc span{unicode-bidi:isolate}"
+    ".cbx-limit{font:14px/1.5 sans-serif;border:1px solid #e0b252;background:#fff8e1;"
+    "border-radius:6px;padding:8px;color:#5d4200}"
     ".cbx-k{box-decoration-break:clone;-webkit-box-decoration-break:clone}"
     + "".join(f".cbx-k{i}{{background:{colour}}}" for i, colour in enumerate(PALETTE))
     + ".cbx-n{display:inline-block;font:700 10px/1.3 sans-serif;background:#37474f;color:#fff;"
@@ -78,13 +87,15 @@ def _chunk_title(chunk: ChunkRecord) -> str:
     return escape(
         f"chunk {chunk['order']} · {chunk['chunk_id'][:12]}… · "
         f"[{chunk['start']}, {chunk['end']}) · lines {chunk['start_line']}-{chunk['end_line']}"
-        f" · § {chunk['section_title']}"
+        f" · § {plain_text(chunk['section_title'])}"
     )
 
 
 def _label(mark: Highlight) -> str:
-    title = escape(f"span {mark.label!r} of check {mark.check_id!r}")
-    return f'<span class="cbx-hl" title="{title}">{escape(mark.label)}</span>'
+    title = escape(
+        f"span {plain_text(repr(mark.label))} of check {plain_text(repr(mark.check_id))}"
+    )
+    return f'<span class="cbx-hl" title="{title}"><bdi>{escape(mark.label)}</bdi></span>'
 
 
 def render_text(text: str, chunks: Sequence[ChunkRecord], marks: Sequence[Highlight]) -> str:
@@ -130,9 +141,9 @@ def render_text(text: str, chunks: Sequence[ChunkRecord], marks: Sequence[Highli
 
 def _verdicts(checks: Sequence[CheckResult]) -> str:
     return "".join(
-        f'<span class="cbx-verdict cbx-yes">✓ {escape(c["id"])}: together</span>'
+        f'<span class="cbx-verdict cbx-yes">✓ <bdi>{escape(c["id"])}</bdi>: together</span>'
         if c["together"]
-        else f'<span class="cbx-verdict cbx-no">✗ {escape(c["id"])}: split</span>'
+        else f'<span class="cbx-verdict cbx-no">✗ <bdi>{escape(c["id"])}</bdi>: split</span>'
         for c in checks
     )
 
@@ -144,17 +155,31 @@ def render_view(
     index: Index,
     marks: Sequence[Highlight],
 ) -> str:
-    """One policy's view of one document: a header with its verdicts, then the text."""
+    """One policy's view of one document: a header with its verdicts, then the text.
+
+    A view with more than `MAX_DRAWN_PIECES` chunks, marks and verdicts is not drawn: it
+    says so instead of building HTML without bound.
+    """
     chunks = [c for c in index["chunks"] if c["source_id"] == source_id]
     size = result["config"]["max_chars"]
     sub = f"max_chars {size}" if size is not None else "one chunk per paragraph"
     own = [c for c in result["checks"] if c["source_id"] == source_id]
-    return (
+    head = (
         f'<div class="cbx-view" data-policy="{escape(result["name"])}">'
         f'<div class="cbx-head">{escape(result["name"])} '
         f'<span class="cbx-sub">({escape(sub)})</span> · '
         f'<span class="cbx-count">{len(chunks)} chunks</span> here, '
-        f"{result['chunk_count']} in all<br>{_verdicts(own)}</div>"
+        f"{result['chunk_count']} in all"
+    )
+    if len(chunks) + len(marks) + len(own) > MAX_DRAWN_PIECES:
+        return (
+            f'{head}</div><div class="cbx-limit">Not drawn: this view has {len(chunks):,} '
+            f"chunks, {len(marks):,} span marks and {len(own):,} checks, and a view draws at "
+            f"most {MAX_DRAWN_PIECES:,} in all. Raise max_chars or choose a smaller document; "
+            "the table above still says where each span lies.</div></div>"
+        )
+    return (
+        f"{head}<br>{_verdicts(own)}</div>"
         f'<div class="cbx-doc">{render_text(text, chunks, marks)}</div></div>'
     )
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import io
 import stat
+import struct
 import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+from typing import Protocol
 
 from .digests import canonical_json, sha, sha_bytes
 from .errors import ErrorCode, ExplorerError
@@ -21,7 +23,24 @@ from .manifest import Manifest, parse_manifest
 MANIFEST_NAME = "manifest.json"
 MAX_FILES = 500
 MAX_TOTAL_BYTES = 64 * 1024 * 1024
+# An archive's table of contents (folders count too) is read only when it is this small:
+# a record is 46 bytes and a name, so 500 files with long paths fit well inside.
+MAX_ENTRIES = 2 * MAX_FILES
+MAX_DIRECTORY_BYTES = 1024 * 1024
 PASTED_PATH = "pasted.md"
+
+
+class Upload(Protocol):
+    """An uploaded file whose size is known before its bytes are read (Streamlit's
+    `UploadedFile` is one)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def size(self) -> int: ...
+
+    def getvalue(self) -> bytes: ...
 
 
 @dataclass(frozen=True)
@@ -65,12 +84,61 @@ def _entry_path(name: str) -> PurePosixPath:
     return path
 
 
+_END = struct.Struct("<4s4H2LH")  # end of central directory record
+_END64_LOCATOR = struct.Struct("<4sLQL")
+_END64 = struct.Struct("<4sQ2H2L4Q")
+
+
+def _unreadable() -> ExplorerError:
+    return _refuse("the file is not a readable .zip archive")
+
+
+def _directory_size(data: bytes) -> tuple[int, int]:
+    """(entries, bytes) of the archive's central directory, read from its end record
+    alone, so an archive of a million entries is refused before one is parsed."""
+    at = data.rfind(b"PK\x05\x06", max(0, len(data) - _END.size - 0xFFFF))
+    if at < 0 or at + _END.size > len(data):
+        raise _unreadable()
+    _, _, _, _, entries, size, _, _ = _END.unpack_from(data, at)
+    locator = at - _END64_LOCATOR.size
+    if locator >= 0 and data[locator : locator + 4] == b"PK\x06\x07":
+        # ZIP64, which `zipfile` then believes instead: check the figures it will use.
+        offset = _END64_LOCATOR.unpack_from(data, locator)[2]
+        if offset + _END64.size > len(data) or data[offset : offset + 4] != b"PK\x06\x06":
+            raise _unreadable()
+        _, _, _, _, _, _, _, entries, size, _ = _END64.unpack_from(data, offset)
+    return entries, size
+
+
+def _check_directory(data: bytes) -> None:
+    entries, size = _directory_size(data)
+    if entries > MAX_ENTRIES:
+        raise _refuse(f"the archive lists {entries:,} entries, more than the {MAX_ENTRIES:,} "
+                      f"an upload may hold")  # fmt: skip
+    if size > MAX_DIRECTORY_BYTES:
+        raise _refuse(f"the archive's table of contents takes {size:,} bytes, more than "
+                      f"{MAX_DIRECTORY_BYTES:,}")  # fmt: skip
+
+
+def _refuse_duplicates(names: Sequence[str], what: str) -> None:
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise _refuse(f"{what} {name!r} appears more than once")
+        seen.add(name)
+
+
 def bundle_from_zip(data: bytes) -> Bundle:
-    """The archive's shallowest `manifest.json`, with the files beside and below it."""
+    """The archive's shallowest `manifest.json`, with the files beside and below it.
+
+    Counts and sizes are checked from the archive's own directory before any member is
+    read; two entries with one path (after `./` and `//` are dropped) are refused.
+    """
+    _check_directory(data)
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, ValueError):
-        raise _refuse("the file is not a readable .zip archive") from None
+        raise _unreadable() from None
     with archive:
         entries = [info for info in archive.infolist() if not info.is_dir()]
         _check_budget(len(entries), sum(info.file_size for info in entries))
@@ -80,6 +148,8 @@ def bundle_from_zip(data: bytes) -> Bundle:
                 raise _refuse(f"the archive entry {info.filename!r} is a link")
             if info.flag_bits & 0x1:
                 raise _refuse(f"the archive entry {info.filename!r} is encrypted")
+        _refuse_duplicates([_entry_path(i.filename).as_posix() for i in entries],
+                           "the archive entry")  # fmt: skip
         manifests = sorted(
             (len(_entry_path(i.filename).parts), i.filename)
             for i in entries
@@ -142,13 +212,15 @@ def bundle_from_files(uploads: Sequence[tuple[str, bytes]]) -> Bundle:
     return Bundle(manifest, files)
 
 
-def bundle_from_uploads(uploads: Sequence[tuple[str, bytes]]) -> Bundle:
-    """One `.zip`, or a manifest with its files."""
-    if len(uploads) == 1 and uploads[0][0].lower().endswith(".zip"):
-        return bundle_from_zip(uploads[0][1])
-    if any(name.lower().endswith(".zip") for name, _ in uploads):
+def bundle_from_uploads(uploads: Sequence[Upload]) -> Bundle:
+    """One `.zip`, or a manifest with its files: counts and sizes are checked before any
+    upload's bytes are read."""
+    _check_budget(len(uploads), sum(upload.size for upload in uploads))
+    if len(uploads) == 1 and uploads[0].name.lower().endswith(".zip"):
+        return bundle_from_zip(uploads[0].getvalue())
+    if any(upload.name.lower().endswith(".zip") for upload in uploads):
         raise _refuse("upload a .zip on its own, not together with other files")
-    return bundle_from_files(uploads)
+    return bundle_from_files([(upload.name, upload.getvalue()) for upload in uploads])
 
 
 def pasted_bundle(markdown: str, title: str = "Pasted text") -> Bundle:

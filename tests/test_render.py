@@ -12,7 +12,14 @@ from explorer import build_index, make_config, resolve_check
 from explorer.checks import ResolvedCheck, ResolvedSpan
 from explorer.documents import DocumentRecord, document_record
 from explorer.manifest import SpanCheck
-from explorer.render import containment_rows, highlights, render_text, render_view
+from explorer.render import (
+    MAX_DRAWN_PIECES,
+    STYLE,
+    containment_rows,
+    highlights,
+    render_text,
+    render_view,
+)
 from explorer.report import evaluate_policy
 
 HOSTILE = (
@@ -33,7 +40,7 @@ def doc(text: str) -> DocumentRecord:
 def visible_text(markup: str) -> str:
     """What a browser shows: tags dropped, entities decoded, badges and labels removed."""
     markup = re.sub(r'<span class="cbx-n">\d+</span>', "", markup)
-    markup = re.sub(r'<span class="cbx-hl"[^>]*>[^<]*</span>', "", markup)
+    markup = re.sub(r'<span class="cbx-hl"[^>]*><bdi>[^<]*</bdi></span>', "", markup)
     return html.unescape(TAG.sub("", markup))
 
 
@@ -89,7 +96,7 @@ def test_spans_are_outlined_and_labelled_at_their_start() -> None:
     markup = render_text(text, chunks, marks)
     # Windows are [4, 8) and [8, 12): the span [6, 9) is outlined in two pieces.
     assert markup.count("cbx-in") == 2
-    assert 'title="span &#x27;q&#x27; of check &#x27;c&#x27;">q</span>' in markup
+    assert 'title="span &#x27;q&#x27; of check &#x27;c&#x27;"><bdi>q</bdi></span>' in markup
 
 
 def test_containment_rows_say_where_spans_lie() -> None:
@@ -120,3 +127,35 @@ def test_containment_rows_say_where_spans_lie() -> None:
 def test_a_policy_without_checks_still_gets_a_row() -> None:
     evaluated = [evaluate_policy([doc("# T\n\nx\n")], [], make_config("paragraph"))]
     assert containment_rows(evaluated)[0]["Check"] == "—"
+
+
+def test_a_view_past_the_drawing_limit_says_so_instead_of_drawing() -> None:
+    """One-character paragraphs: past `MAX_DRAWN_PIECES` chunks the HTML stays small."""
+    text = "# T\n\n" + "a\n\n" * (MAX_DRAWN_PIECES + 1)
+    result, index = evaluate_policy([doc(text)], [], make_config("paragraph"))
+    markup = render_view(text, "d", result, index, [])
+    assert len(index["chunks"]) == MAX_DRAWN_PIECES + 1
+    assert "Not drawn: this view has 20,001 chunks" in markup
+    assert 'class="cbx-doc"' not in markup
+    assert len(markup) < 1000
+
+
+def test_a_view_at_the_drawing_limit_is_drawn() -> None:
+    text = "# T\n\n" + "a\n\n" * MAX_DRAWN_PIECES
+    result, index = evaluate_policy([doc(text)], [], make_config("paragraph"))
+    markup = render_view(text, "d", result, index, [])
+    assert markup.count('class="cbx-n"') == MAX_DRAWN_PIECES
+
+
+def test_bidi_controls_in_labels_and_ids_reverse_only_themselves() -> None:
+    text = "# T\n\nabc \u202edef\n"
+    check = SpanCheck.model_validate(
+        {"id": "c\u202e1", "source_id": "d", "spans": [{"label": "x\u202ey", "quote": "abc"}]}
+    )
+    resolved = [resolve_check(check, text)]
+    result, index = evaluate_policy([doc(text)], resolved, make_config("paragraph"))
+    markup = render_view(text, "d", result, index, highlights(resolved, "d"))
+    assert "✓ <bdi>c\u202e1</bdi>: together" in markup
+    assert "><bdi>x\u202ey</bdi></span>" in markup
+    assert 'title="span &#x27;x\\u202ey&#x27; of check &#x27;c\\u202e1&#x27;"' in markup
+    assert ".cbx-doc span{unicode-bidi:isolate}" in STYLE

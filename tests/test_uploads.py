@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import stat
 import zipfile
+from dataclasses import dataclass
 
 import pytest
 
@@ -18,6 +20,23 @@ def fixture_entries(prefix: str = "") -> dict[str, bytes]:
     for doc in (FIXTURE / "docs").iterdir():
         entries[f"{prefix}docs/{doc.name}"] = doc.read_bytes()
     return entries
+
+
+@dataclass
+class Loose:
+    """An uploaded file that records whether its bytes were read."""
+
+    name: str
+    data: bytes
+    read: bool = False
+
+    @property
+    def size(self) -> int:
+        return len(self.data)
+
+    def getvalue(self) -> bytes:
+        self.read = True
+        return self.data
 
 
 def refused(call: object, *args: object, detail: str) -> None:
@@ -43,7 +62,7 @@ def test_the_shallowest_manifest_wins() -> None:
 def test_too_many_files(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(uploads, "MAX_FILES", 2)
     refused(bundle_from_zip, zipped(fixture_entries()), detail="3 files is more than the 2")
-    loose = [(name.rsplit("/", 1)[-1], data) for name, data in fixture_entries().items()]
+    loose = [Loose(name.rsplit("/", 1)[-1], data) for name, data in fixture_entries().items()]
     refused(bundle_from_uploads, loose, detail="3 files is more than the 2")
 
 
@@ -88,3 +107,76 @@ def test_pasted_text_round_trips_through_its_zip() -> None:
 
 def test_bundle_key_changes_with_any_byte() -> None:
     assert pasted_bundle("# A\n\nx\n").key != pasted_bundle("# A\n\ny\n").key
+
+
+def never_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail if `zipfile` is asked to read the archive's table of contents."""
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the archive was parsed before its limits were checked")
+
+    monkeypatch.setattr(zipfile, "ZipFile", refuse)
+
+
+def test_an_archive_listing_too_many_entries_is_refused_before_it_is_parsed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    data = zipped({f"docs/{n}.md": b"" for n in range(uploads.MAX_ENTRIES + 1)})
+    never_parsed(monkeypatch)
+    refused(bundle_from_zip, data, detail="the archive lists 1,001 entries, more than the 1,000")
+
+
+def test_an_oversized_table_of_contents_is_refused_before_it_is_parsed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    data = zipped({"manifest.json": b"{}", "x" * 60_000 + ".md": b"", "y" * 60_000: b""})
+    monkeypatch.setattr(uploads, "MAX_DIRECTORY_BYTES", 100_000)
+    never_parsed(monkeypatch)
+    refused(bundle_from_zip, data, detail="table of contents takes 120,")
+
+
+def zip64(entries: dict[str, bytes], monkeypatch: pytest.MonkeyPatch) -> bytes:
+    """An archive with ZIP64 end records, as tools write them past 65,535 entries."""
+    with monkeypatch.context() as patch:
+        patch.setattr(zipfile, "ZIP_FILECOUNT_LIMIT", 1)
+        return zipped(entries)
+
+
+def test_a_zip64_archive_loads(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = zip64(fixture_entries(), monkeypatch)
+    assert b"PK\x06\x06" in data
+    assert len(bundle_from_zip(data).files) == 2
+
+
+def test_a_zip64_count_is_the_one_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`zipfile` believes the ZIP64 record over the classic one, so the check does too."""
+    data = bytearray(zip64(fixture_entries(), monkeypatch))
+    record = data.rfind(b"PK\x06\x06")
+    data[record + 32 : record + 40] = (700_000).to_bytes(8, "little")  # entries in all
+    never_parsed(monkeypatch)
+    refused(bundle_from_zip, bytes(data), detail="lists 700,000 entries")
+
+
+@pytest.mark.parametrize("twin", ["docs/a.md", "./docs/a.md", "docs//a.md"])
+def test_two_entries_with_one_path_are_refused(twin: str) -> None:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("manifest.json", MANIFEST.read_bytes())
+        archive.writestr("docs/a.md", b"# First\n")
+        with pytest.warns(UserWarning) if twin == "docs/a.md" else contextlib.nullcontext():
+            archive.writestr(twin, b"# Second\n")
+    refused(bundle_from_zip, buffer.getvalue(), detail="'docs/a.md' appears more than once")
+
+
+@pytest.mark.parametrize("zip_name", [None, "big.zip"])
+def test_uploads_are_measured_before_any_is_read(
+    monkeypatch: pytest.MonkeyPatch, zip_name: str | None
+) -> None:
+    monkeypatch.setattr(uploads, "MAX_TOTAL_BYTES", 1000)
+    files = (
+        [Loose(zip_name, b"x" * 1001)]
+        if zip_name
+        else [Loose(f"{n}.md", b"x" * 400) for n in range(3)]
+    )
+    refused(bundle_from_uploads, files, detail="more than 1,000 bytes")
+    assert not any(upload.read for upload in files)

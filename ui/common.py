@@ -5,7 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer import ExplorerError
+from explorer.display import markdown_literal
 
 
 def show_error(error: ExplorerError) -> None:
-    st.error(f"**{error.code.value}**: {error.detail}")
+    """The code, then the sentence: the detail echoes user text, so it is shown literally."""
+    st.error(f"**{error.code.value}**: {markdown_literal(error.detail)}")

@@ -1,0 +1,63 @@
+"""User text shown literally: a Markdown renderer turns `markdown_literal` back into the text."""
+
+from __future__ import annotations
+
+import html
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
+
+from explorer.display import FSI, PDI, isolate, markdown_literal, markdown_rows, visible_controls
+
+MARKDOWN = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+HOSTILE = [
+    "![pixel](http://evil.example/p.png)",
+    "[a fake link](http://evil.example)",
+    "# a heading\n\n---\n* a list",
+    "id`with`backticks",
+    "<img src=http://evil.example/x.png> <b>bold</b>",
+    ":red[coloured] :material/home: $x^2$ ~~gone~~ **strong** _em_",
+    "&amp; &#58; \\* | a | table |",
+    "1. one\n> quoted",
+    "    four spaces make code",
+]
+
+
+def rendered_text(markdown: str) -> str:
+    """The text a CommonMark renderer shows for `markdown`: it must be one plain paragraph."""
+    markup = MARKDOWN.render(markdown)
+    assert markup.startswith("<p>") and markup.endswith("</p>\n"), markup
+    inner = markup[3:-5]
+    assert "<" not in inner, markup  # no element at all: no image, link, heading or code
+    return html.unescape(inner)
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_hostile_markdown_is_shown_as_its_own_text(text: str) -> None:
+    assert rendered_text(markdown_literal(text)) == visible_controls(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8"), min_size=1))
+def test_any_text_renders_as_itself(text: str) -> None:
+    shown = rendered_text(markdown_literal(text)).removeprefix(FSI).removesuffix(PDI)
+    assert shown == visible_controls(text)
+
+
+def test_line_breaks_and_bidi_controls_are_spelled_out() -> None:
+    assert visible_controls("a\nb\tc\x00\u202ed") == "a\\nb\\tc\\u0000\\u202ed"
+    assert rendered_text(markdown_literal("x\n# y")) == "x\\n# y"
+
+
+def test_right_to_left_text_is_isolated_and_left_to_right_text_is_left_alone() -> None:
+    assert isolate("שלום") == f"{FSI}שלום{PDI}"
+    assert isolate("abc-1") == "abc-1"
+    assert markdown_literal("a\u202eb") == "a\\\\u202eb"
+
+
+def test_every_table_cell_is_literal() -> None:
+    [row] = markdown_rows([{"Check": "![x](http://evil.example)", "Together": "yes"}])
+    assert row == {"Check": markdown_literal("![x](http://evil.example)"), "Together": "yes"}
+    assert rendered_text(row["Check"]) == "![x](http://evil.example)"
