@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import NoReturn, TextIO
 from urllib.parse import quote
 
 from .chunk_map import LOGICAL_FILE, build_chunk_map, check_against, decode_chunk_map
@@ -25,7 +25,7 @@ from .loading import DEFAULT_MAX_DOCUMENT_BYTES, DirectoryReader, LoadResult, lo
 from .manifest import Manifest, parse_manifest
 from .policies import POLICIES, make_config
 from .report import write_report
-from .store import DEFAULT_DB, Store, storage_errors
+from .store import DEFAULT_DB, Receipt, RunRow, Store
 from .validate import validate_index_bytes
 
 MAX_INPUT_FILE_BYTES = 512 * 1024 * 1024
@@ -290,48 +290,46 @@ def _validate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 def _ingest(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     manifest, load = _load(args, stderr)
     config = make_config(args.policy, args.max_chars)
-    with storage_errors(args.db), Store(args.db) as store:
-        print(store.ingest(manifest, load, config).line(), file=stdout)
+    with Store(args.db) as store:
+        summary = store.ingest(
+            manifest, load, config, on_wait=lambda message: print(message, file=stderr)
+        )
+        print(summary.line(), file=stdout)
     return 0
 
 
 def _search(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    with storage_errors(args.db), _existing_store(args.db) as store:
+    with _existing_store(args.db) as store:
         for hit in store.search(args.query, args.tenant, args.k):
-            snippet = " ".join(hit.snippet.split())
+            cells = hit.cells()
             print(
-                f"{hit.source_id} v{hit.version} lines {hit.start_line}-{hit.end_line} "
-                f"[{hit.start}, {hit.end}) {hit.chunk_id[:12]}  {snippet}",
+                f"{hit.source_id} v{hit.version} lines {cells['Lines']} {cells['Offsets']} "
+                f"{cells['Chunk']}  {cells['Snippet']}",
                 file=stdout,
             )
     return 0
 
 
 def _history(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    with storage_errors(args.db), _existing_store(args.db) as store:
+    with _existing_store(args.db) as store:
         stdout.write(_history_table(store.history(), store.receipts()))
     return 0
 
 
-def _history_table(runs: list[dict[str, Any]], receipts: list[dict[str, Any]]) -> str:
-    """Before and after per run, then every deletion receipt."""
-    lines = [
-        f"{'run':>4}  {'started':<25}{'added':>6}{'updated':>8}{'same':>6}{'failed':>7}"
-        f"{'deleted':>8}  {'documents':>11}  {'chunks':>11}"
-    ]
-    for run in runs:
-        lines.append(
-            f"{run['run_id']:>4}  {run['started']:<25}{run['added']:>6}{run['updated']:>8}"
-            f"{run['unchanged']:>6}{run['failed']:>7}{run['deleted']:>8}  "
-            f"{run['documents_before']:>4} -> {run['documents_after'] or 0:<4}  "
-            f"{run['chunks_before']:>4} -> {run['chunks_after'] or 0:<4}"
+def _history_table(runs: list[RunRow], receipts: list[Receipt]) -> str:
+    """Before and after per run (the cells the app shows too), then every receipt."""
+    widths = {"Run": 4, "Started": -25, "Added": 6, "Updated": 8, "Unchanged": 10,
+              "Failed": 7, "Deleted": 8, "Documents": 18, "Chunks": 18}  # fmt: skip
+
+    def row(cells: dict[str, str]) -> str:
+        return " ".join(
+            cells[name].ljust(-width) if width < 0 else cells[name].rjust(width)
+            for name, width in widths.items()
         )
-    for receipt in receipts:
-        lines.append(
-            f"deleted {receipt['tenant']}/{receipt['source_id']} in run {receipt['run_id']} at "
-            f"{receipt['at']}: versions {receipt['versions']}, {receipt['chunk_count']} chunks, "
-            f"cleared from {receipt['stores']}; retention: {receipt['retention']}"
-        )
+
+    lines = [row({name: name.lower() for name in widths})]
+    lines += [row(run.cells()) for run in runs]
+    lines += [receipt.line() for receipt in receipts]
     return "\n".join(lines) + "\n"
 
 

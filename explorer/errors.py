@@ -30,6 +30,9 @@ class ErrorCode(StrEnum):
     # The persistent index (extensions)
     INVALID_STORE = "invalid_store"
     DELETE_UNKNOWN_DOCUMENT = "delete_unknown_document"
+    STORE_BUSY = "store_busy"
+    INVALID_QUERY = "invalid_query"
+    NOT_ALLOWED = "not_allowed"
     # Extensions: inputs the SPEC does not name
     NO_DOCUMENTS = "no_documents"
     INVALID_UPLOAD = "invalid_upload"

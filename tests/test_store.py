@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import signal
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from explorer.store import PAUSE_VARIABLE, Store
+from explorer.store import Store
 from tests.conftest import ROOT, ManifestBuilder, run_cli
 
 LIBRARY = ROOT / "fixtures" / "library"
@@ -108,10 +104,10 @@ def test_a_deletion_clears_every_store_and_leaves_a_receipt(tmp_path: Path) -> N
     with Store(db) as store:
         [receipt] = store.receipts()
         history = store.history()
-    assert receipt["source_id"] == "contact" and receipt["chunk_count"] == 2
-    assert json.loads(receipt["stores"]) == ["chunks", "chunks_fts", "search_cache", "documents"]
-    assert "VACUUM" in receipt["retention"]
-    assert (history[-1]["documents_before"], history[-1]["documents_after"]) == (6, 5)
+    assert receipt.source_id == "contact" and receipt.chunk_count == 2
+    assert receipt.stores == ("chunks", "chunks_fts", "search_cache", "documents")
+    assert receipt.retention.startswith("purged at ")
+    assert (history[-1].documents_before, history[-1].documents_after) == (6, 5)
     table = run_cli("history", "--db", db).out
     assert "deleted acme/contact in run 2" in table
     assert integrity(db) == "ok"
@@ -181,37 +177,6 @@ def test_search_never_crosses_tenants(tmp_path: Path) -> None:
             "SELECT tenant, chunk_key FROM chunks WHERE source_id LIKE 'shared-%'"
         ).fetchall()
     assert len({key for _, key in keys}) == 2 and {t for t, _ in keys} == {"tenant-a", "tenant-b"}
-
-
-@pytest.mark.parametrize("point", ["mid-stage", "staged"])
-def test_an_interrupted_import_leaves_the_old_version_whole(tmp_path: Path, point: str) -> None:
-    db = tmp_path / "index.db"
-    ingest(RUN1, db)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "explorer", "ingest", str(RUN2), "--db", str(db)],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, PAUSE_VARIABLE: point},
-    )  # fmt: skip
-    try:
-        assert process.stdout is not None
-        assert process.stdout.readline().strip() == f"paused at {point}"
-        os.kill(process.pid, signal.SIGKILL)
-    finally:
-        process.wait(timeout=30)
-    assert process.returncode == -signal.SIGKILL
-    assert integrity(db) == "ok"
-    hits = search(db, "refund within days")
-    assert any("refund-policy v1" in line and "30 days" in line for line in hits)
-    assert not any("14 days" in line for line in search(db, "14 days"))
-    assert any(line.startswith("contact ") for line in search(db, "support hours"))
-    # The next run completes the change.
-    assert "updated 1" in ingest(RUN2, db)
-    assert any("14 days" in line for line in search(db, "refund within days"))
-    with sqlite3.connect(db) as raw:
-        assert raw.execute("SELECT count(*) FROM versions WHERE state = 'staged'").fetchone() == (
-            0,
-        )
-    assert integrity(db) == "ok"
 
 
 def test_a_failed_document_is_recorded_and_its_old_version_stays(
@@ -306,6 +271,6 @@ def test_a_locked_index_is_a_clear_error(tmp_path: Path) -> None:
         result = run_cli("ingest", RUN2, "--db", db)
         holder.rollback()
     assert result.code == 2
-    assert result.err.splitlines()[-1].startswith("error: invalid_store: the index")
+    assert result.err.splitlines()[-1].startswith("error: store_busy: the index")
     assert "locked" in result.err
     assert integrity(db) == "ok"

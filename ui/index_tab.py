@@ -1,96 +1,140 @@
 """The app's *Persistent index* tab: runs into the versioned index, history, search.
 
-Widgets and layout only; the store (`explorer.store`) does the work.
+Which index, which tenants and whether deletions are allowed are the server's settings
+(environment, or `.streamlit/secrets.toml`), never a visitor's widgets. By default each
+browser session works on its own scratch index. Widgets and layout only; the store
+(`explorer.store`) does the work.
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
+from collections.abc import Callable, Mapping
+from contextlib import suppress
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import streamlit as st
 
-from explorer import ExplorerError, LoadResult, Manifest, make_config
-from explorer.store import DEFAULT_DB, Hit, Store, storage_errors
+from explorer import ErrorCode, ExplorerError, LoadResult, Manifest, make_config
+from explorer.store import Store
 
 from .common import show_error
 
-DB_VARIABLE = "EXPLORER_DB"  # where the persistent index lives (tests point it elsewhere)
+DB_VARIABLE = "EXPLORER_DB"  # a shared index on the server; unset: a scratch index per session
+TENANTS_VARIABLE = "EXPLORER_TENANTS"  # comma-separated, or "*"; shared default: "default"
+DELETIONS_VARIABLE = "EXPLORER_ALLOW_DELETIONS"  # "true"/"false"; shared default: false
+SHARED_DEFAULT_TENANTS = frozenset({"default"})
+_TRUTH = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
 
 
-def index_path() -> Path:
-    return Path(os.environ.get(DB_VARIABLE, str(DEFAULT_DB)))
+@dataclass(frozen=True)
+class IndexSettings:
+    db: Path | None  # None: this session's own scratch index
+    tenants: frozenset[str] | None  # None: every tenant
+    allow_deletions: bool
+
+
+def index_settings(values: Mapping[str, str]) -> IndexSettings:
+    """The server's settings, from environment-like `values`; a bad value is refused."""
+    db = values.get(DB_VARIABLE, "").strip()
+    if not db:  # the session's own index: every tenant in it is the visitor's own
+        return IndexSettings(None, None, True)
+    listed = values.get(TENANTS_VARIABLE, "").strip()
+    tenants: frozenset[str] | None = SHARED_DEFAULT_TENANTS
+    if listed == "*":
+        tenants = None
+    elif listed:
+        tenants = frozenset(t.strip() for t in listed.split(",") if t.strip())
+    flag = values.get(DELETIONS_VARIABLE, "false").strip().lower()
+    if flag not in _TRUTH:
+        raise ExplorerError(
+            ErrorCode.USAGE, f"{DELETIONS_VARIABLE} must be true or false, not {flag!r}"
+        )
+    return IndexSettings(Path(db), tenants, _TRUTH[flag])
+
+
+def server_values() -> dict[str, str]:
+    """The settings' variables from `.streamlit/secrets.toml`, then the environment."""
+    names = (DB_VARIABLE, TENANTS_VARIABLE, DELETIONS_VARIABLE)
+    values: dict[str, str] = {}
+    with suppress(FileNotFoundError):  # no secrets file: the environment alone
+        values.update({name: str(st.secrets[name]) for name in names if name in st.secrets})
+    values.update({name: os.environ[name] for name in names if name in os.environ})
+    return values
+
+
+def scratch_index() -> Path:
+    """This browser session's own index, in a temporary folder kept for the session."""
+    if "scratch_index" not in st.session_state:
+        folder = Path(tempfile.mkdtemp(prefix="explorer-index-"))
+        st.session_state["scratch_index"] = str(folder / "index.db")
+    return Path(st.session_state["scratch_index"])
 
 
 def index_page(manifest: Manifest, load: LoadResult, target: int) -> None:
     """Runs into the persistent index, its history, tenant-scoped search, and receipts."""
-    db = index_path()
+    try:
+        settings = index_settings(server_values())
+    except ExplorerError as error:
+        show_error(error)
+        return
+    db = settings.db or scratch_index()
+    where = "this session's own scratch index" if settings.db is None else "the server's index"
     st.markdown(
-        f"A versioned index in `{db}`. Each run skips unchanged documents, swaps changed ones "
-        "in whole, keeps serving a document that failed, and deletes what the manifest "
+        f"A versioned index ({where}). Each run skips unchanged documents, swaps changed "
+        "ones in whole, keeps serving a document that failed, and deletes what the manifest "
         "removes (`deleted`, or `complete: true`), with a receipt."
+        + ("" if settings.allow_deletions else " Deletions are turned off on this server.")
     )
     config = make_config("heading-aware", target)
     if st.button(f"Ingest these documents as a run (heading-aware, target {target})",
                  key="ingest", type="primary"):  # fmt: skip
         try:
-            with storage_errors(db), Store(db) as store:
-                st.success(store.ingest(manifest, load, config).line())
+            with Store(db) as store:
+                summary = store.ingest(
+                    manifest, load, config, on_wait=st.info, tenants=settings.tenants,
+                    allow_deletions=settings.allow_deletions,
+                )  # fmt: skip
+            st.success(summary.line())
         except ExplorerError as error:
             show_error(error)
     if not db.is_file():
         st.info("No run yet: ingest the documents to start the index.")
         return
     try:
-        with storage_errors(db), Store(db) as store:
-            runs, receipts, tenants = store.history(), store.receipts(), store.tenants()
-            st.subheader("Runs: before and after")
-            st.table(run_rows(runs))
-            st.subheader("Search the active versions")
-            if tenants:
-                left, middle, right = st.columns([2, 5, 1])
-                tenant = left.selectbox("Tenant", tenants, key="tenant")
-                query = middle.text_input("Query", key="query")
-                k = right.number_input("Hits", 1, 50, 5, key="hits")
-                if query:
-                    hits = store.search(query, tenant, int(k))
-                    if hits:
-                        st.table([hit_row(hit) for hit in hits])
-                    else:
-                        st.info(f"No active chunk of tenant {tenant!r} matches.")
-            st.subheader("Deletion receipts")
-            if receipts:
-                st.table(receipts)
-            else:
-                st.caption("No document has been deleted.")
+        with Store(db) as store:
+            show_index(store, visible(settings.tenants))
     except ExplorerError as error:
         show_error(error)
 
 
-def run_rows(runs: list[dict[str, Any]]) -> list[dict[str, str]]:
-    return [
-        {
-            "Run": str(run["run_id"]),
-            "Started": run["started"],
-            "Added": str(run["added"]),
-            "Updated": str(run["updated"]),
-            "Unchanged": str(run["unchanged"]),
-            "Failed": str(run["failed"]),
-            "Deleted": str(run["deleted"]),
-            "Documents": f"{run['documents_before']} → {run['documents_after']}",
-            "Chunks": f"{run['chunks_before']} → {run['chunks_after']}",
-        }
-        for run in runs
-    ]
+def visible(tenants: frozenset[str] | None) -> Callable[[str], bool]:
+    return lambda tenant: tenants is None or tenant in tenants
 
 
-def hit_row(hit: Hit) -> dict[str, str]:
-    return {
-        "Source": hit.source_id,
-        "Version": hit.version,
-        "Lines": f"{hit.start_line}-{hit.end_line}",
-        "Offsets": f"[{hit.start}, {hit.end})",
-        "Chunk": hit.chunk_id[:12],
-        "Snippet": " ".join(hit.snippet.split()),
-    }
+def show_index(store: Store, may_see: Callable[[str], bool]) -> None:
+    st.subheader("Runs: before and after")
+    st.table([run.cells() for run in store.history()])
+    st.subheader("Search the active versions")
+    tenants = [tenant for tenant in store.tenants() if may_see(tenant)]
+    if tenants:
+        left, middle, right = st.columns([2, 5, 1])
+        tenant = left.selectbox("Tenant", tenants, key="tenant")
+        query = middle.text_input("Query", key="query")
+        k = right.number_input("Hits", 1, 50, 5, key="hits")
+        if query:
+            hits = store.search(query, tenant, int(k))
+            if hits:
+                st.table([hit.cells() for hit in hits])
+            else:
+                st.info(f"No active chunk of tenant {tenant!r} matches.")
+    else:
+        st.caption("No tenant of this index is open to this session.")
+    st.subheader("Deletion receipts")
+    receipts = [r.cells() for r in store.receipts() if may_see(r.tenant)]
+    if receipts:
+        st.table(receipts)
+    else:
+        st.caption("No document has been deleted.")

@@ -1,0 +1,43 @@
+"""A persistent, versioned, incremental index in SQLite (the lab of seed 004).
+
+One file (`.explorer/index.db` by default) holds every run, every document version and
+the chunks of the *active* versions, with an FTS5 index for search. It reads as
+plan -> apply -> query:
+
+- `schema`: the tables, opening a file (created once, even by two first runs at the same
+  time; a foreign one refused untouched), transactions and SQLite's failures as codes;
+- `plan`: what a run adds, updates, skips and deletes, decided purely (`Outcome`);
+- `apply`: staging, verifying and switching each change, deleting with a receipt, and
+  purging deleted text; `lock`: one run at a time;
+- `queries`: search and the typed rows of history and receipts.
+
+Every chunk row is scoped to a tenant (the document's `access_scope`), and search never
+crosses tenants. This package does I/O by design; the chunks come from the pure core.
+"""
+
+from pathlib import Path
+
+from .apply import Checkpoint, RunSummary
+from .handle import Store
+from .plan import DEFAULT_TENANT, Outcome, Plan, plan_run, tenant_of
+from .queries import MAX_K, MAX_QUERY_TERMS, Hit, Receipt, RunRow, RunState
+
+DEFAULT_DB = Path(".explorer") / "index.db"
+
+__all__ = [
+    "DEFAULT_DB",
+    "DEFAULT_TENANT",
+    "MAX_K",
+    "MAX_QUERY_TERMS",
+    "Checkpoint",
+    "Hit",
+    "Outcome",
+    "Plan",
+    "Receipt",
+    "RunRow",
+    "RunState",
+    "RunSummary",
+    "Store",
+    "plan_run",
+    "tenant_of",
+]

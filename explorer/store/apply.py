@@ -1,0 +1,262 @@
+"""Applying a plan: log the run, stage-verify-switch each change, delete, then purge.
+
+The caller holds the run lock (one run at a time), and every switch re-reads the active
+version inside its own `BEGIN IMMEDIATE`, so a reader sees the whole old or the whole new
+version and a document is served in exactly one.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from ..config import ChunkConfig
+from ..digests import sha
+from ..documents import DocumentRecord, revision_of
+from ..errors import ErrorCode, ExplorerError
+from ..index import ChunkRecord, document_chunks
+from .plan import Outcome, Plan, Step
+from .schema import transaction
+
+# Called with a point's name ("mid-stage", "staged") as a run passes it; crash tests
+# pass one that stops the process there.
+Checkpoint = Callable[[str], None]
+
+STORES_CLEARED = ("chunks", "chunks_fts", "search_cache", "documents")
+PURGE_PENDING = (
+    "purge pending: the text may remain in freed pages, full-text segments and the WAL "
+    "until a run's purge step (FTS optimize, VACUUM, WAL truncate) completes"
+)
+PURGED = (
+    "purged at {at}: full-text segments merged (FTS optimize), the file rebuilt (VACUUM) "
+    "and the WAL truncated; no other copy is kept in this index"
+)
+
+
+def no_checkpoint(point: str) -> None:
+    """The default: a run passes its checkpoints without stopping."""
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    run_id: int
+    added: int
+    updated: int
+    unchanged: int
+    failed: int
+    deleted: int
+
+    def line(self) -> str:
+        return (
+            f"run {self.run_id}: added {self.added}, updated {self.updated}, "
+            f"unchanged {self.unchanged}, failed {self.failed}, deleted {self.deleted}"
+        )
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def active_totals(db: sqlite3.Connection) -> tuple[int, int]:
+    documents: int = db.execute(
+        "SELECT count(*) FROM documents WHERE active_version IS NOT NULL"
+    ).fetchone()[0]
+    chunks: int = db.execute(
+        "SELECT count(*) FROM chunks JOIN versions USING (version_id) "
+        "WHERE versions.state = 'active'"
+    ).fetchone()[0]
+    return documents, chunks
+
+
+def apply_plan(
+    db: sqlite3.Connection, plan: Plan, config: ChunkConfig, checkpoint: Checkpoint
+) -> RunSummary:
+    documents_before, chunks_before = active_totals(db)
+    with transaction(db):
+        run_id = db.execute(
+            "INSERT INTO runs (started, config, documents_before, chunks_before) "
+            "VALUES (?, ?, ?, ?)",
+            (now(), json.dumps(config.as_json()), documents_before, chunks_before),
+        ).lastrowid
+        assert run_id is not None
+        db.executemany(
+            "INSERT INTO document_status VALUES (?, ?, ?, ?, ?)",
+            [(run_id, s.tenant, s.source_id, s.status, s.detail) for s in plan.statuses],
+        )
+    for step in plan.steps:
+        if step.document is not None:
+            _write(db, run_id, step, step.document, plan.config_digest, config, checkpoint)
+        elif step.outcome is Outcome.DELETED:
+            _delete(db, run_id, step.tenant, step.source_id)
+    if plan.count(Outcome.DELETED) or _purge_pending(db):
+        purge(db)
+    documents_after, chunks_after = active_totals(db)
+    summary = RunSummary(
+        run_id, plan.count(Outcome.ADDED), plan.count(Outcome.UPDATED),
+        plan.count(Outcome.UNCHANGED), plan.failed, plan.count(Outcome.DELETED),
+    )  # fmt: skip
+    with transaction(db):
+        db.execute(
+            "UPDATE runs SET finished = ?, added = ?, updated = ?, unchanged = ?, "
+            "failed = ?, deleted = ?, documents_after = ?, chunks_after = ? WHERE run_id = ?",
+            (now(), summary.added, summary.updated, summary.unchanged, summary.failed,
+             summary.deleted, documents_after, chunks_after, run_id),
+        )  # fmt: skip
+    return summary
+
+
+def _write(
+    db: sqlite3.Connection,
+    run_id: int,
+    step: Step,
+    document: DocumentRecord,
+    config_digest: str,
+    config: ChunkConfig,
+    checkpoint: Checkpoint,
+) -> None:
+    """Stage the new version, read it back, then switch to it in one transaction."""
+    tenant, source_id = step.tenant, step.source_id
+    chunks = document_chunks(document, config)
+    with transaction(db):  # an interrupted run's staging is rebuilt (no other run is live)
+        _drop_versions(db, tenant, source_id, "staged")
+        version_id = db.execute(
+            "INSERT INTO versions (tenant, source_id, version, document_revision, "
+            "config_digest, state, chunk_count, run_id) VALUES (?, ?, ?, ?, ?, 'staged', ?, ?)",
+            (tenant, source_id, document["version"], document["document_revision"],
+             config_digest, len(chunks), run_id),
+        ).lastrowid  # fmt: skip
+        assert version_id is not None
+        _write_chunks(db, tenant, version_id, chunks, checkpoint)
+    checkpoint("staged")
+    _verify(db, version_id, document, len(chunks))
+    with transaction(db):
+        for (active,) in db.execute(
+            "SELECT version_id FROM versions WHERE tenant = ? AND source_id = ? "
+            "AND state = 'active'",
+            (tenant, source_id),
+        ).fetchall():
+            _drop_chunks(db, active)
+            db.execute("UPDATE versions SET state = 'superseded' WHERE version_id = ?", (active,))
+        db.execute("UPDATE versions SET state = 'active' WHERE version_id = ?", (version_id,))
+        db.execute(
+            "INSERT INTO documents VALUES (?, ?, ?) ON CONFLICT (tenant, source_id) "
+            "DO UPDATE SET active_version = excluded.active_version",
+            (tenant, source_id, version_id),
+        )
+        db.execute("DELETE FROM search_cache WHERE tenant = ?", (tenant,))
+
+
+def _write_chunks(
+    db: sqlite3.Connection,
+    tenant: str,
+    version_id: int,
+    chunks: Sequence[ChunkRecord],
+    checkpoint: Checkpoint,
+) -> None:
+    for position, chunk in enumerate(chunks):
+        if position == len(chunks) // 2:
+            checkpoint("mid-stage")
+        rowid = db.execute(
+            "INSERT INTO chunks (chunk_key, version_id, tenant, source_id, chunk_id, ord, "
+            "start, \"end\", start_line, end_line, text, text_sha256) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (sha(f"{tenant}\x00{chunk['chunk_id']}"), version_id, tenant, chunk["source_id"],
+             chunk["chunk_id"], chunk["order"], chunk["start"], chunk["end"],
+             chunk["start_line"], chunk["end_line"], chunk["text"], chunk["text_sha256"]),
+        ).lastrowid  # fmt: skip
+        db.execute("INSERT INTO chunks_fts (rowid, text) VALUES (?, ?)", (rowid, chunk["text"]))
+
+
+def _verify(
+    db: sqlite3.Connection, version_id: int, document: DocumentRecord, expected: int
+) -> None:
+    """Read the staged version back: every chunk is its source slice, digests hold."""
+    text = document["text"]
+    rows = db.execute(
+        'SELECT start, "end", text, text_sha256 FROM chunks WHERE version_id = ? ORDER BY ord',
+        (version_id,),
+    ).fetchall()
+    stored = db.execute(
+        "SELECT document_revision FROM versions WHERE version_id = ? AND state = 'staged'",
+        (version_id,),
+    ).fetchone()
+    good = (
+        stored is not None
+        and stored[0] == revision_of(document)
+        and len(rows) == expected
+        and all(text[s:e] == t and sha(t) == h for s, e, t, h in rows)
+    )
+    if not good:
+        raise ExplorerError(
+            ErrorCode.INVALID_STORE,
+            f"the staged version of {document['source_id']!r} did not verify; "
+            "the active version stays served",
+        )
+
+
+def _drop_chunks(db: sqlite3.Connection, version_id: int) -> int:
+    rowids = [(row[0],) for row in db.execute(
+        "SELECT rowid FROM chunks WHERE version_id = ?", (version_id,))]  # fmt: skip
+    db.executemany("DELETE FROM chunks_fts WHERE rowid = ?", rowids)
+    db.execute("DELETE FROM chunks WHERE version_id = ?", (version_id,))
+    return len(rowids)
+
+
+def _drop_versions(db: sqlite3.Connection, tenant: str, source_id: str, state: str) -> None:
+    for (version_id,) in db.execute(
+        "SELECT version_id FROM versions WHERE tenant = ? AND source_id = ? AND state = ?",
+        (tenant, source_id, state),
+    ).fetchall():
+        _drop_chunks(db, version_id)
+        db.execute("DELETE FROM versions WHERE version_id = ?", (version_id,))
+
+
+def _delete(db: sqlite3.Connection, run_id: int, tenant: str, source_id: str) -> None:
+    """Remove a document from every store, and write a receipt that says so."""
+    with transaction(db):
+        versions = [row[0] for row in db.execute(
+            "SELECT version_id FROM versions WHERE tenant = ? AND source_id = ? "
+            "AND state IN ('active', 'staged')", (tenant, source_id))]  # fmt: skip
+        removed = sum(_drop_chunks(db, version) for version in versions)
+        db.executemany(
+            "UPDATE versions SET state = 'deleted' WHERE version_id = ?", [(v,) for v in versions]
+        )
+        db.execute("DELETE FROM documents WHERE tenant = ? AND source_id = ?", (tenant, source_id))
+        db.execute("DELETE FROM search_cache WHERE tenant = ?", (tenant,))
+        db.execute(
+            "INSERT INTO receipts (run_id, tenant, source_id, versions, chunk_count, stores, "
+            "at, retention) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (run_id, tenant, source_id, json.dumps(versions), removed,
+             json.dumps(STORES_CLEARED), now(), PURGE_PENDING),
+        )  # fmt: skip
+
+
+def _purge_pending(db: sqlite3.Connection) -> bool:
+    return (
+        db.execute(
+            "SELECT 1 FROM receipts WHERE retention = ? LIMIT 1", (PURGE_PENDING,)
+        ).fetchone()
+        is not None
+    )
+
+
+def purge(db: sqlite3.Connection) -> None:
+    """Make deleted text unrecoverable from the file: merge the full-text segments, rebuild
+    the file, truncate the WAL; only then do the pending receipts say so. A reader that
+    still holds an old snapshot keeps the WAL alive: the receipts stay pending until the
+    next run's purge."""
+    db.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('optimize')")
+    db.execute("VACUUM")
+    busy, _, _ = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    if busy:
+        return
+    with transaction(db):
+        db.execute(
+            "UPDATE receipts SET retention = ? WHERE retention = ?",
+            (PURGED.format(at=now()), PURGE_PENDING),
+        )
+    # The receipt update itself is a WAL frame without deleted text; fold it in too.
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -1,0 +1,107 @@
+"""`Store`: the open index file. Every method turns SQLite's own failures into an
+`ExplorerError` by itself, so no caller has to remember to."""
+
+from __future__ import annotations
+
+import functools
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Concatenate, ParamSpec, TypeVar
+
+from ..config import ChunkConfig
+from ..digests import digest
+from ..loading import LoadResult
+from ..manifest import Manifest
+from . import queries
+from .apply import Checkpoint, RunSummary, apply_plan, no_checkpoint
+from .lock import RUN_WAIT_SECONDS, run_in_progress, run_lock
+from .plan import check_scope, plan_run
+from .queries import Hit, Receipt, RunRow
+from .schema import connect, storage_error
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _translated(method: Callable[Concatenate[Store, P], R]) -> Callable[Concatenate[Store, P], R]:
+    @functools.wraps(method)
+    def wrapper(self: Store, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as error:
+            raise storage_error(error, self.path) from None
+
+    return wrapper
+
+
+def _quiet(message: str) -> None:
+    """The default for `on_wait`: say nothing."""
+
+
+class Store:
+    """The index file. Use as a context manager: plan -> apply for a run, queries to read."""
+
+    @_translated
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._db = connect(path)
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._db.close()
+
+    @_translated
+    def ingest(
+        self,
+        manifest: Manifest,
+        load: LoadResult,
+        config: ChunkConfig,
+        *,
+        checkpoint: Checkpoint = no_checkpoint,
+        on_wait: Callable[[str], object] = _quiet,
+        wait_seconds: float = RUN_WAIT_SECONDS,
+        tenants: frozenset[str] | None = None,
+        allow_deletions: bool = True,
+    ) -> RunSummary:
+        """One run: skip what is unchanged, stage-verify-switch what changed, record what
+        failed (its old version stays served), delete what the manifest removes. Runs on
+        one index take turns: a second waits at most `wait_seconds`, telling `on_wait`.
+        `tenants` (None: any) and `allow_deletions` bound what the run may change."""
+        with run_lock(self.path, wait_seconds, on_wait):
+            served = queries.served_versions(self._db)
+            plan = plan_run(manifest, load, digest(config.as_json()), served)
+            check_scope(plan, tenants, allow_deletions)
+            return apply_plan(self._db, plan, config, checkpoint)
+
+    @_translated
+    def search(self, query: str, tenant: str, k: int = 5) -> list[Hit]:
+        """BM25 over one tenant's active chunks (`invalid_query` past the limits)."""
+        return queries.search(self._db, query, tenant, k)
+
+    @_translated
+    def history(self) -> list[RunRow]:
+        return queries.history(self._db, run_in_progress(self.path))
+
+    @_translated
+    def receipts(self) -> list[Receipt]:
+        return queries.receipts(self._db)
+
+    @_translated
+    def tenants(self) -> list[str]:
+        return queries.tenants(self._db)
+
+    @_translated
+    def counts(self) -> dict[str, int]:
+        return queries.counts(self._db)
+
+    @_translated
+    def document_statuses(self, run_id: int) -> list[tuple[str, str, str, str]]:
+        return queries.document_statuses(self._db, run_id)
+
+    @_translated
+    def integrity(self) -> str:
+        result: str = self._db.execute("PRAGMA integrity_check").fetchone()[0]
+        return result

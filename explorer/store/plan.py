@@ -1,0 +1,124 @@
+"""The plan of a run, decided before anything is written: pure, from the manifest, what
+loaded, and what the index serves now."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+from ..documents import DocumentRecord
+from ..errors import ErrorCode, ExplorerError
+from ..loading import LoadResult
+from ..manifest import Manifest
+
+DEFAULT_TENANT = "default"
+
+# (tenant, source_id): how the index keys a document.
+Key = tuple[str, str]
+
+
+def tenant_of(access_scope: str | None) -> str:
+    return access_scope or DEFAULT_TENANT
+
+
+class Outcome(StrEnum):
+    ADDED = "added"
+    UPDATED = "updated"
+    UNCHANGED = "unchanged"
+    DELETED = "deleted"
+
+
+@dataclass(frozen=True)
+class Served:
+    """What identifies a document's active version: its revision and chunking config."""
+
+    document_revision: str
+    config_digest: str
+
+
+@dataclass(frozen=True)
+class Step:
+    tenant: str
+    source_id: str
+    outcome: Outcome
+    document: DocumentRecord | None  # what to write, for ADDED and UPDATED
+
+
+@dataclass(frozen=True)
+class StatusRow:
+    tenant: str
+    source_id: str
+    status: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    config_digest: str
+    steps: tuple[Step, ...]
+    statuses: tuple[StatusRow, ...]  # every manifest entry's load status, for the run log
+    failed: int
+
+    def count(self, outcome: Outcome) -> int:
+        return sum(step.outcome is outcome for step in self.steps)
+
+
+def plan_run(
+    manifest: Manifest, load: LoadResult, config_digest: str, served: Mapping[Key, Served]
+) -> Plan:
+    """Skip what is unchanged, write what is new or changed, delete what the manifest
+    removes; refused (`delete_unknown_document`) before anything is written."""
+    steps = []
+    for document in load.documents:
+        key = (tenant_of(document.get("access_scope")), document["source_id"])
+        now = served.get(key)
+        if now == Served(document["document_revision"], config_digest):
+            steps.append(Step(*key, Outcome.UNCHANGED, None))
+        else:
+            outcome = Outcome.ADDED if now is None else Outcome.UPDATED
+            steps.append(Step(*key, outcome, document))
+    steps += [Step(*key, Outcome.DELETED, None) for key in _deletions(manifest, served)]
+    statuses = tuple(
+        StatusRow(tenant_of(entry.access_scope), status.source_id, status.status, status.detail)
+        for entry, status in zip(manifest.documents, load.statuses, strict=True)
+    )
+    return Plan(config_digest, tuple(steps), statuses, len(load.failures))
+
+
+def _deletions(manifest: Manifest, served: Mapping[Key, Served]) -> list[Key]:
+    doomed: list[Key] = []
+    for gone in manifest.deleted:
+        key = (tenant_of(gone.access_scope), gone.source_id)
+        if key not in served:
+            raise ExplorerError(
+                ErrorCode.DELETE_UNKNOWN_DOCUMENT,
+                f"the manifest deletes {gone.source_id!r} (tenant {key[0]!r}), "
+                "which the index does not serve",
+            )
+        doomed.append(key)
+    if manifest.complete:
+        listed = {(tenant_of(d.access_scope), d.source_id) for d in manifest.documents}
+        scopes = {tenant for tenant, _ in listed}
+        doomed += sorted(k for k in served.keys() - listed if k[0] in scopes and k not in doomed)
+    return doomed
+
+
+def check_scope(plan: Plan, tenants: frozenset[str] | None, allow_deletions: bool) -> None:
+    """Refuse (`not_allowed`) a plan that touches a tenant outside `tenants` (None: any)
+    or deletes when deletions are not allowed; checked before anything is written."""
+    touched = [(s.tenant, s.source_id) for s in plan.statuses]
+    touched += [(s.tenant, s.source_id) for s in plan.steps]
+    for tenant, source_id in touched:
+        if tenants is not None and tenant not in tenants:
+            raise ExplorerError(
+                ErrorCode.NOT_ALLOWED,
+                f"{source_id!r} belongs to tenant {tenant!r}, which this session may not change",
+            )
+    for step in plan.steps:
+        if step.outcome is Outcome.DELETED and not allow_deletions:
+            raise ExplorerError(
+                ErrorCode.NOT_ALLOWED,
+                f"the run would delete {step.source_id!r} (tenant {step.tenant!r}), "
+                "and deletions are not allowed here",
+            )

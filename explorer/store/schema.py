@@ -1,0 +1,162 @@
+"""The index file: its tables, opening it (created once, even under a race), transactions,
+and SQLite's own failures as `ExplorerError`s."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+from ..errors import ErrorCode, ExplorerError
+
+APP_ID = "chunk-boundary-explorer"
+STORE_VERSION = "1"
+# How long a statement waits for another connection's write lock before `store_busy`.
+BUSY_SECONDS = 5.0
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE runs (
+    run_id INTEGER PRIMARY KEY, started TEXT NOT NULL, finished TEXT, config TEXT NOT NULL,
+    added INTEGER NOT NULL DEFAULT 0, updated INTEGER NOT NULL DEFAULT 0,
+    unchanged INTEGER NOT NULL DEFAULT 0, failed INTEGER NOT NULL DEFAULT 0,
+    deleted INTEGER NOT NULL DEFAULT 0,
+    documents_before INTEGER NOT NULL, chunks_before INTEGER NOT NULL,
+    documents_after INTEGER, chunks_after INTEGER
+);
+CREATE TABLE document_status (
+    run_id INTEGER NOT NULL REFERENCES runs, tenant TEXT NOT NULL, source_id TEXT NOT NULL,
+    status TEXT NOT NULL, detail TEXT NOT NULL
+);
+CREATE TABLE documents (
+    tenant TEXT NOT NULL, source_id TEXT NOT NULL, active_version INTEGER,
+    PRIMARY KEY (tenant, source_id)
+);
+CREATE TABLE versions (
+    version_id INTEGER PRIMARY KEY, tenant TEXT NOT NULL, source_id TEXT NOT NULL,
+    version TEXT NOT NULL, document_revision TEXT NOT NULL, config_digest TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('staged', 'active', 'superseded', 'deleted')),
+    chunk_count INTEGER NOT NULL, run_id INTEGER NOT NULL REFERENCES runs
+);
+CREATE TABLE chunks (
+    rowid INTEGER PRIMARY KEY, chunk_key TEXT NOT NULL UNIQUE,
+    version_id INTEGER NOT NULL REFERENCES versions, tenant TEXT NOT NULL,
+    source_id TEXT NOT NULL, chunk_id TEXT NOT NULL, ord INTEGER NOT NULL,
+    start INTEGER NOT NULL, "end" INTEGER NOT NULL, start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL, text TEXT NOT NULL, text_sha256 TEXT NOT NULL
+);
+CREATE INDEX chunks_by_version ON chunks (version_id);
+CREATE VIRTUAL TABLE chunks_fts USING fts5 (text);
+CREATE TABLE search_cache (
+    tenant TEXT NOT NULL, query TEXT NOT NULL, k INTEGER NOT NULL, hits TEXT NOT NULL,
+    PRIMARY KEY (tenant, query, k)
+);
+CREATE TABLE receipts (
+    receipt_id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs,
+    tenant TEXT NOT NULL, source_id TEXT NOT NULL, versions TEXT NOT NULL,
+    chunk_count INTEGER NOT NULL, stores TEXT NOT NULL, at TEXT NOT NULL,
+    retention TEXT NOT NULL
+);
+"""
+TABLES = (
+    "meta", "runs", "document_status", "documents", "versions", "chunks", "chunks_fts",
+    "search_cache", "receipts",
+)  # fmt: skip
+
+_BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+_IO = (
+    sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY,
+    sqlite3.SQLITE_PERM,
+)  # fmt: skip
+
+
+def storage_error(error: sqlite3.Error, path: Path) -> ExplorerError:
+    """SQLite's failure as one of three codes: busy, the disk (`io_error`), or the file."""
+    primary = getattr(error, "sqlite_errorcode", 0) & 0xFF
+    if primary in _BUSY:
+        return ExplorerError(
+            ErrorCode.STORE_BUSY, f"the index {str(path)!r} is busy ({error}); try again"
+        )
+    if primary in _IO:
+        return ExplorerError(
+            ErrorCode.IO_ERROR, f"the index {str(path)!r} could not be written or read: {error}"
+        )
+    return ExplorerError(
+        ErrorCode.INVALID_STORE, f"the index {str(path)!r} could not be used: {error}"
+    )
+
+
+@contextmanager
+def transaction(db: sqlite3.Connection) -> Iterator[None]:
+    """`BEGIN IMMEDIATE` … `COMMIT`; on any failure a rollback that never hides the cause
+    (SQLite may already have rolled back itself, e.g. when the disk is full)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            with suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+        raise
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """The index at `path`, created if the file is new or empty; any other file is refused
+    untouched (`invalid_store`). Raises `sqlite3.Error` for SQLite's own failures."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(path, isolation_level=None, timeout=BUSY_SECONDS)
+    except (sqlite3.Error, OSError) as error:
+        raise ExplorerError(ErrorCode.IO_ERROR, f"cannot open {str(path)!r}: {error}") from None
+    try:
+        _create_or_check(db, path)  # before anything changes the file: a foreign one stays
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA foreign_keys=ON")
+    except BaseException:
+        db.close()  # a refused file is not left open
+        raise
+    return db
+
+
+def _tables(db: sqlite3.Connection) -> set[str]:
+    return {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+
+
+def _is_blank(db: sqlite3.Connection) -> bool:
+    """No page written yet: a file that is new (or zero bytes), not one that another
+    program initialised without tables (its header already holds a page)."""
+    pages: int = db.execute("PRAGMA page_count").fetchone()[0]
+    return pages == 0
+
+
+def _foreign(path: Path) -> ExplorerError:
+    return ExplorerError(
+        ErrorCode.INVALID_STORE, f"{str(path)!r} is an SQLite file of something else"
+    )
+
+
+def _create_or_check(db: sqlite3.Connection, path: Path) -> None:
+    if not _tables(db):
+        if not _is_blank(db):
+            raise _foreign(path)
+        with transaction(db):  # a second first run waits here, then finds the schema made
+            if not _tables(db):
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute(
+                    "INSERT INTO meta VALUES ('app', ?), ('store_version', ?)",
+                    (APP_ID, STORE_VERSION),
+                )
+    names = _tables(db)
+    meta = dict(db.execute("SELECT key, value FROM meta")) if "meta" in names else {}
+    if meta.get("app") != APP_ID:
+        raise _foreign(path)
+    if meta.get("store_version") != STORE_VERSION:
+        raise ExplorerError(
+            ErrorCode.INVALID_STORE,
+            f"{str(path)!r} has store version {meta.get('store_version')}, "
+            f"this program reads {STORE_VERSION}",
+        )
