@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
 
+from explorer import ErrorCode, ExplorerError, report
 from tests.conftest import FIXTURE, MANIFEST, ROOT, golden_index, sha256_hex, zipped
 
 APP = str(ROOT / "app.py")
@@ -457,6 +460,149 @@ def test_sizes_survive_a_refused_upload() -> None:
     assert any("invalid_upload" in e for e in errors(at))
     at.radio(key="source").set_value("Bundled example").run()
     assert (at.slider(key="target").value, at.number_input(key="fixed").value) == (500, 120)
+
+
+# -- hostile input: every refusal is a code and a sentence, every user text is text ------
+
+PIXEL = "![p](http://evil.example/p.png)"
+MARKDOWN = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+
+
+def assert_literal(markdown: str, text: str) -> None:
+    """`markdown` shows `text` as text: no image, link, heading, code or line break."""
+    markup = MARKDOWN.render(markdown)
+    assert not re.search(r"<(?!/?(p|strong)>)", markup), markup
+    assert text in shown(markdown)
+
+
+def pasted(text: str) -> AppTest:
+    at = start()
+    at.radio(key="source").set_value(PASTE).run()
+    at.text_area(key="paste").set_value(text).run()
+    return at
+
+
+@pytest.mark.parametrize(
+    ("key", "value"), [("fixed", "²"), ("fixed", "١٢٠"), ("target", "9" * 5000)]
+)
+def test_a_link_value_that_is_no_plain_number_is_ignored_with_a_warning(
+    key: str, value: str
+) -> None:
+    at = start(**{key: value})
+    assert not at.exception
+    assert counts(at) == ["13", "8", "7"]
+    [warning] = at.warning
+    assert shown(warning.value).startswith(f"Ignored {key}={value[:40]!r}"[:-1])
+    assert len(warning.value) < 200
+
+
+def test_a_link_value_is_shown_as_text() -> None:
+    [warning] = start(fixed=PIXEL).warning
+    assert_literal(warning.value, f"Ignored fixed={PIXEL!r} from the link")
+
+
+def test_a_check_id_is_shown_as_text() -> None:
+    name = f"id`{PIXEL}`\u202e"
+    at = add_check(start(), name, check_a_quote="Listing documents")
+    [added] = [m.value for m in at.markdown if m.value.startswith("Added here")]
+    assert_literal(added, "Added here: id`" + PIXEL + "`\\u202e on aster-copy-v1")
+    [row] = [r for r in rows(at) if r["Policy"] == "paragraph" and r["Check"].startswith("id`")]
+    assert row["Check"] == f"id`{PIXEL}`\\u202e (aster-copy-v1)"
+
+
+def test_an_unfound_quote_is_echoed_as_text() -> None:
+    at = add_check(start(), "q", check_a_quote=PIXEL)
+    [error] = at.error
+    assert error.value.startswith("**span_quote_not_found**: ")
+    assert_literal(error.value, PIXEL)
+
+
+def test_an_unknown_manifest_key_with_line_breaks_is_shown_as_text() -> None:
+    key = f"\n\n# Heading\n{PIXEL}"
+    manifest = json.dumps({"manifest_version": 1, "documents": [], key: 1}).encode()
+    [error] = upload([("manifest.json", manifest, "application/json")]).error
+    assert error.value.startswith("**invalid_manifest**: ")
+    assert_literal(error.value, f"\\n\\n# Heading\\n{PIXEL}: unknown key")
+
+
+def test_a_zip_entry_name_is_shown_as_text() -> None:
+    archive = zipped({"manifest.json": b"{}", f"../{PIXEL}": b"# A"})
+    [error] = upload([("evil.zip", archive, "application/zip")]).error
+    assert error.value.startswith("**invalid_upload**: ")
+    assert_literal(error.value, f"the archive entry '../{PIXEL}' escapes the archive")
+
+
+def test_a_zip_with_two_entries_of_one_path_is_refused() -> None:
+    archive = zipped({"manifest.json": MANIFEST.read_bytes(), "./manifest.json": b"{}"})
+    [error] = upload([("twins.zip", archive, "application/zip")]).error
+    assert shown(error.value) == (
+        "**invalid_upload**: the archive entry 'manifest.json' appears more than once"
+    )
+
+
+def test_a_bidi_override_in_a_label_stays_in_its_cell() -> None:
+    at = add_check(start(), "rtl", check_a_label="\u202eevil", check_a_quote="Listing documents")
+    cells = [r["Chunk of each span"] for r in rows(at) if r["Check"].startswith("rtl")]
+    assert len(cells) == 3 and all(c.startswith("\\u202eevil: ") for c in cells), cells
+    raw = at.table[0].value.to_dict("records")
+    assert not any("\u202e" in value for row in raw for value in row.values())
+
+
+def test_a_json_integer_of_5000_digits_is_refused_with_its_code() -> None:
+    manifest = b'{"manifest_version": 1' + b"0" * 5000 + b', "documents": []}'
+    at = upload([("manifest.json", manifest, "application/json")])
+    assert [e.split(": ", 1)[0] for e in errors(at)] == ["**invalid_manifest**"]
+
+
+def test_a_json_integer_of_5000_digits_in_an_index_is_refused_with_its_code() -> None:
+    at = start()
+    at.file_uploader(key="validate_upload").set_value(
+        [("index.json", b'{"chunks": [' + b"9" * 5000 + b"]}", "application/json")]
+    ).run()
+    assert not at.exception
+    assert [e.split(": ", 1)[0] for e in errors(at)] == ["**invalid_chunk_index**"]
+
+
+def test_a_refusal_from_the_chunking_core_is_shown_with_its_code(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Whatever limit the core enforces while chunking, the page shows its code."""
+
+    def refuse(*args: object) -> None:
+        raise ExplorerError(ErrorCode.UNSUPPORTED_CHUNK_CONFIG, "refused by the core")
+
+    monkeypatch.setattr(report, "evaluate_policy", refuse)
+    at = pasted("# A document no other test pastes\n\nx\n")
+    assert not at.exception
+    assert errors(at) == ["**unsupported_chunk_config**: refused by the core"]
+
+
+def test_a_document_of_one_character_paragraphs_is_refused_with_its_code() -> None:
+    """60,000 chunks: more than the core allows a document, refused before it is drawn."""
+    at = pasted("# Tiny paragraphs\n\n" + "a\n\n" * 60_000)
+    assert not at.exception
+    assert [e.split(": ", 1)[0] for e in errors(at)] == ["**too_many_chunks**"]
+
+
+def test_a_view_past_the_drawing_limit_says_so() -> None:
+    at = pasted("# Many paragraphs\n\n" + "a\n\n" * 25_000)
+    assert not at.exception
+    assert "Not drawn: this view has 25,000 chunks" in views(at)["paragraph"]
+    assert len(views(at)["paragraph"]) < 1000
+
+
+def test_every_cache_is_bounded_in_entries_and_time() -> None:
+    tree = ast.parse(Path(APP).read_text("utf-8"))
+    caches = [
+        decorator
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef)
+        for decorator in node.decorator_list
+        if isinstance(decorator, ast.Call) and ast.unparse(decorator.func).startswith("st.cache")
+    ]
+    assert len(caches) == 3
+    for cache in caches:
+        assert {"max_entries", "ttl"} <= {k.arg for k in cache.keywords}, ast.unparse(cache)
 
 
 # -- the persistent index ----------------------------------------------------------------
