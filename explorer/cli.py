@@ -23,6 +23,7 @@ from .index import write_index
 from .jsonio import dump_json
 from .loading import DEFAULT_MAX_DOCUMENT_BYTES, DirectoryReader, LoadResult, load_documents
 from .manifest import Manifest, parse_manifest
+from .output import parallel_encoder
 from .policies import POLICIES, make_config
 from .report import write_report
 from .store import DEFAULT_DB, Receipt, RunRow, Store
@@ -277,7 +278,9 @@ def _compare(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 def _index(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     _, load = _load(args, stderr)
     config = make_config(args.policy, args.max_chars)
-    _emit(partial(write_index, load.documents, config), args.out, stdout)
+    # Chunked in worker processes when there are CPUs and text enough, else here.
+    encode = parallel_encoder(load.documents)
+    _emit(partial(write_index, load.documents, config, encode=encode), args.out, stdout)
     return 0
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from hashlib import sha256
 from typing import Literal, NamedTuple, TypedDict
 
@@ -133,6 +133,20 @@ def document_chunks(document: DocumentRecord, config: ChunkConfig) -> list[Chunk
     return _encoded_chunks(document, config, _id_prefix(config))[0]
 
 
+# Each document's canonical chunk JSON, in the order given. Documents are chunked
+# independently, so `write_index` may have this done elsewhere (explorer.output: in other
+# processes); `encode_documents` is the plain loop.
+Encoder = Callable[[Sequence[DocumentRecord], ChunkConfig], Iterator[list[bytes]]]
+
+
+def encode_documents(
+    documents: Sequence[DocumentRecord], config: ChunkConfig
+) -> Iterator[list[bytes]]:
+    id_prefix = _id_prefix(config)
+    for document in documents:
+        yield _encoded_chunks(document, config, id_prefix)[1]
+
+
 def build_index(documents: Iterable[DocumentRecord], config: ChunkConfig) -> Index:
     """Documents sorted by `source_id`, their chunks in that order, and an `index_id`
     that binds all of it."""
@@ -178,6 +192,7 @@ def write_index(
     config: ChunkConfig,
     write: Callable[[bytes], object],
     keep: Callable[[DocumentRecord, list[ChunkRecord]], object] | None = None,
+    encode: Encoder | None = None,
 ) -> IndexSummary:
     """`build_index` as JSON bytes passed to `write` while it is built, one document's
     chunks at a time, so the whole index never exists in memory, as records or as text.
@@ -185,8 +200,11 @@ def write_index(
     `json.loads` of the bytes equals `build_index(documents, config)`, ids included: each
     document and chunk is written as the canonical JSON that its identity hashes (keys
     sorted, one per line), and `index_id` comes last. `keep` sees each document's chunk
-    records before they are dropped.
+    records before they are dropped. `encode`, if given, chunks the documents instead of
+    this loop (then there are no records for `keep`).
     """
+    if keep is not None and encode is not None:
+        raise ValueError("`keep` needs the chunk records, which `encode` does not give")
     ordered = sorted(documents, key=lambda d: d["source_id"])
     if not ordered:
         raise ExplorerError(
@@ -204,8 +222,12 @@ def write_index(
     index_hash = sha256(b'{"chunks":[')
     id_prefix = _id_prefix(config)
     count = 0
+    encoded = None if encode is None else encode(ordered, config)
     for document in ordered:
-        records, parts = _encoded_chunks(document, config, id_prefix)
+        if encoded is None:
+            records, parts = _encoded_chunks(document, config, id_prefix)
+        else:
+            records, parts = [], next(encoded)
         if parts:
             joined = b",".join(parts)
             index_hash.update(b"," + joined if count else joined)

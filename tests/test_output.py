@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from explorer import POLICIES, build_index, load_documents, make_config
+from explorer import POLICIES, build_index, load_documents, make_config, output
 from explorer.cli import _write_atomically
 from explorer.errors import ErrorCode, ExplorerError
-from explorer.index import write_index
+from explorer.index import encode_documents, write_index
 from explorer.loading import DirectoryReader, LoadResult
 from explorer.manifest import Manifest, parse_manifest
 from explorer.report import compare, write_report
@@ -244,3 +244,72 @@ def test_a_failure_while_streaming_leaves_the_old_file(tmp_path: Path) -> None:
         _write_atomically(tmp_path / "new.json", fails_midway)
     assert not (tmp_path / "new.json").exists()
     assert no_temporary_files(tmp_path)
+
+
+# Chunking in worker processes: the same bytes as the plain loop
+
+
+@pytest.fixture
+def parallel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers even for tiny inputs, several batches, and at least two CPUs."""
+    monkeypatch.setattr(output, "MIN_PARALLEL_CHARS", 1)
+    monkeypatch.setattr(output, "BATCH_CHARS", 300)
+    monkeypatch.setattr(output, "_workers", lambda: 2)
+
+
+@pytest.mark.parametrize("policy", list(POLICIES))
+def test_workers_write_the_same_bytes(policy: str, awkward: Path, parallel: None) -> None:
+    config = make_config(policy)
+    for manifest in (LIBRARY, awkward):
+        _, load = loaded(manifest)
+        encode = output.parallel_encoder(load.documents)
+        assert encode is not None
+        by_workers = streamed(partial(write_index, load.documents, config, encode=encode))
+        assert by_workers == streamed(partial(write_index, load.documents, config))
+
+
+def test_a_refusal_in_a_worker_keeps_its_code(
+    awkward: Path, parallel: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, load = loaded(awkward)
+    plain = encode_documents
+
+    def refuses_c(documents: Any, config: Any) -> Iterator[list[bytes]]:
+        for document in documents:
+            if document["source_id"] == "c":
+                raise ExplorerError(ErrorCode.UNSUPPORTED_CHUNK_CONFIG, "c is refused")
+            yield from plain([document], config)
+
+    monkeypatch.setattr(output, "encode_documents", refuses_c)
+    encode = output.parallel_encoder(load.documents)
+    assert encode is not None
+    with pytest.raises(ExplorerError) as refused:
+        write_index(load.documents, make_config("paragraph"), len, encode=encode)
+    assert (refused.value.code, refused.value.detail) == (
+        ErrorCode.UNSUPPORTED_CHUNK_CONFIG,
+        "c is refused",
+    )
+
+
+def test_little_text_or_one_cpu_is_chunked_here(
+    awkward: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, load = loaded(awkward)
+    assert output.parallel_encoder(load.documents) is None  # too little text
+    monkeypatch.setattr(output, "MIN_PARALLEL_CHARS", 1)
+    monkeypatch.setattr(output, "_workers", lambda: 1)
+    assert output.parallel_encoder(load.documents) is None
+
+
+def test_keep_needs_the_plain_loop(awkward: Path, parallel: None) -> None:
+    _, load = loaded(awkward)
+    encode = output.parallel_encoder(load.documents)
+    with pytest.raises(ValueError):
+        write_index(load.documents, make_config("paragraph"), len, lambda d, r: None, encode)
+
+
+def test_index_command_with_workers(awkward: Path, parallel: None, tmp_path: Path) -> None:
+    out = tmp_path / "index.json"
+    assert run_cli("index", awkward, "--policy", "heading-aware", "--out", out).code == 0
+    _, load = loaded(awkward)
+    assert json.loads(out.read_bytes()) == build_index(load.documents, make_config("heading-aware"))
