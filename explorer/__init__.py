@@ -9,6 +9,7 @@ from .documents import DocumentRecord
 from .errors import ErrorCode, ExplorerError
 from .grammar import Section, paragraphs, sections
 from .index import ChunkRecord, Index, build_index, document_chunks
+from .limits import DEFAULT_LIMITS, Limits
 from .loading import (
     DEFAULT_MAX_DOCUMENT_BYTES,
     DirectoryReader,
@@ -22,9 +23,10 @@ from .manifest import Manifest, ManifestDocument, ManifestSpan, SpanCheck, parse
 from .policies import POLICIES, Policy, make_config, parse_config
 from .report import Report, compare
 from .store import Store
-from .validate import validate_index, validate_index_bytes
+from .validate import check_against_sources, validate_index, validate_index_bytes
 
 __all__ = [
+    "DEFAULT_LIMITS",
     "DEFAULT_MAX_DOCUMENT_BYTES",
     "POLICIES",
     "CheckResult",
@@ -36,6 +38,7 @@ __all__ = [
     "ErrorCode",
     "ExplorerError",
     "Index",
+    "Limits",
     "LoadResult",
     "Manifest",
     "ManifestDocument",
@@ -51,6 +54,7 @@ __all__ = [
     "build_chunk_map",
     "build_index",
     "check_against",
+    "check_against_sources",
     "compare",
     "decode_chunk_map",
     "digest",

@@ -8,6 +8,7 @@ from typing import TypedDict
 
 from .errors import ErrorCode, ExplorerError
 from .index import ChunkRecord
+from .limits import DEFAULT_LIMITS, Limits, require_span_check_work
 from .manifest import ManifestSpan, SpanCheck
 
 
@@ -96,3 +97,15 @@ def evaluate_check(check: ResolvedCheck, chunks: Sequence[ChunkRecord]) -> Check
             }
         )
     return {"id": check.id, "source_id": check.source_id, "together": bool(shared), "spans": spans}
+
+
+def evaluate_checks(
+    checks: Sequence[ResolvedCheck], chunks: Sequence[ChunkRecord], limits: Limits = DEFAULT_LIMITS
+) -> list[CheckResult]:
+    """Every check against the chunks of its own document, once the work is known to be
+    within `limits.span_check_work`."""
+    require_span_check_work(len(checks), len(chunks), limits)
+    by_source: dict[str, list[ChunkRecord]] = {}
+    for chunk in chunks:
+        by_source.setdefault(chunk["source_id"], []).append(chunk)
+    return [evaluate_check(check, by_source.get(check.source_id, [])) for check in checks]

@@ -19,6 +19,7 @@ from .errors import ErrorCode, ExplorerError
 from .grammar import GRAMMAR_VERSION, sections
 from .index import document_chunks, section_id
 from .jsonio import parse_json
+from .limits import DEFAULT_LIMITS, Limits, require_chunks_per_document
 from .models import Hex64, PlainText, StrictModel, describe
 from .policies import parse_config, policy_for
 
@@ -81,7 +82,9 @@ class ChunkMap(StrictModel):
     requested_chunker: PlainText
     producer: Producer
     plan_annotations: Annotations
-    chunks: list[MapChunk] = Field(min_length=1)
+    chunks: list[MapChunk] = Field(
+        description="Empty when the document has no chunk under the policy (headings only)."
+    )
 
     _plan_annotations = field_validator("plan_annotations")(_check_annotations)
 
@@ -102,14 +105,12 @@ def _plan(payload: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def build_chunk_map(document: DocumentRecord, config: ChunkConfig) -> dict[str, Any]:
-    """The chunk map of one document under one config."""
-    chunks = document_chunks(document, config)
-    if not chunks:
-        raise ExplorerError(
-            ErrorCode.INVALID_CHUNK_MAP,
-            f"{document['source_id']!r} has no chunk under {config.strategy}: nothing to map",
-        )
+def build_chunk_map(
+    document: DocumentRecord, config: ChunkConfig, limits: Limits = DEFAULT_LIMITS
+) -> dict[str, Any]:
+    """The chunk map of one document under one config; a document with no chunk under it
+    (only headings) has a map with no chunks, as its index holds none."""
+    chunks = document_chunks(document, config, limits)
     revision = document["document_revision"]
     section_ordinal = {
         section_id(revision, section.heading_start): ordinal
@@ -162,7 +163,7 @@ def _refuse(detail: str) -> ExplorerError:
     return ExplorerError(ErrorCode.INVALID_CHUNK_MAP, detail)
 
 
-def decode_chunk_map(data: bytes) -> dict[str, Any]:
+def decode_chunk_map(data: bytes, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
     """Bytes of a `chunk-map.json` to its payload, refusing anything not exactly right."""
     raw = parse_json(data, ErrorCode.INVALID_CHUNK_MAP, "chunk map")
     try:
@@ -170,6 +171,7 @@ def decode_chunk_map(data: bytes) -> dict[str, Any]:
     except ValidationError as error:
         raise _refuse(describe(error)) from None
     payload: dict[str, Any] = raw
+    require_chunks_per_document(payload["source_id"], len(payload["chunks"]), limits)
     seen: set[str] = set()
     for position, chunk in enumerate(payload["chunks"]):
         where = f"chunks[{position}]"
@@ -201,20 +203,25 @@ def map_config(payload: dict[str, Any]) -> ChunkConfig:
         raise _refuse(f"plan_annotations.{NAMESPACE}.config: {error.detail}") from None
 
 
-def check_against(payload: dict[str, Any], document: DocumentRecord) -> None:
-    """Refuse a decoded map unless its document rebuilds exactly the same map."""
+def check_against(
+    payload: dict[str, Any], document: DocumentRecord, limits: Limits = DEFAULT_LIMITS
+) -> None:
+    """Refuse a decoded map unless its document rebuilds exactly the same map: every key,
+    the requested chunker, producer and plan annotations as much as the chunks."""
     if payload["source_id"] != document["source_id"]:
         raise _refuse(f"the map is of {payload['source_id']!r}, not {document['source_id']!r}")
     if payload["source_digest"] != f"sha256:{document['sha256']}":
         raise _refuse("source_digest is not the SHA-256 of this document")
-    expected = build_chunk_map(document, map_config(payload))
-    for position, (got, want) in enumerate(
-        zip(payload["chunks"], expected["chunks"], strict=False)
-    ):
+    expected = build_chunk_map(document, map_config(payload), limits)
+    got_chunks, want_chunks = payload["chunks"], expected["chunks"]
+    for position, (got, want) in enumerate(zip(got_chunks, want_chunks, strict=False)):
         if got != want:
             raise _refuse(f"chunks[{position}] is not what the document and config give")
-    if len(payload["chunks"]) != len(expected["chunks"]):
+    if len(got_chunks) != len(want_chunks):
         raise _refuse(
-            f"the map has {len(payload['chunks'])} chunks; the document gives "
-            f"{len(expected['chunks'])}"
+            f"the map has {len(got_chunks)} chunks; the document gives {len(want_chunks)}"
         )
+    # `==` holds 1 equal to true and 1.0; the digests of the two plans tell them apart.
+    for key in sorted(expected, key=lambda key: key == "plan_digest"):
+        if payload[key] != expected[key]:
+            raise _refuse(f"{key} is not what the document and config give")

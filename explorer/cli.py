@@ -21,13 +21,27 @@ from .chunk_map import LOGICAL_FILE, build_chunk_map, check_against, decode_chun
 from .errors import ErrorCode, ExplorerError
 from .index import write_index
 from .jsonio import dump_json
-from .loading import DEFAULT_MAX_DOCUMENT_BYTES, DirectoryReader, LoadResult, load_documents
+from .limits import (
+    DEFAULT_LIMITS,
+    MAX_CHUNKS_LIMIT,
+    MAX_SPAN_CHECK_WORK_LIMIT,
+    Limits,
+    require_chunks_per_index,
+)
+from .loading import (
+    DEFAULT_MAX_DOCUMENT_BYTES,
+    MAX_DOCUMENT_BYTES_LIMIT,
+    DirectoryReader,
+    LoadResult,
+    load_documents,
+    read_at_most,
+)
 from .manifest import Manifest, parse_manifest
 from .output import parallel_encoder
 from .policies import POLICIES, make_config
 from .report import write_report
 from .store import DEFAULT_DB, Receipt, RunRow, Store
-from .validate import validate_index_bytes
+from .validate import check_against_sources, validate_index_bytes
 
 MAX_INPUT_FILE_BYTES = 512 * 1024 * 1024
 
@@ -37,14 +51,44 @@ class _Parser(argparse.ArgumentParser):
         raise ExplorerError(ErrorCode.USAGE, f"{message} (see --help)")
 
 
-def _positive(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+def _positive(value: str, maximum: int = 1_000_000_000) -> int:
+    """A whole number from 1 to `maximum`: every size or count given has a ceiling."""
+    digits = value.strip().removeprefix("+")
+    if not digits.isdigit() or not digits.isascii():
+        raise argparse.ArgumentTypeError(f"{value[:40]!r} is not a whole number")
+    number = int(digits) if len(digits) <= len(str(maximum)) else maximum + 1
     if number < 1:
         raise argparse.ArgumentTypeError(f"{value!r} must be at least 1")
+    if number > maximum:
+        raise argparse.ArgumentTypeError(f"{value[:40]!r} is more than the maximum, {maximum:,}")
     return number
+
+
+def _limit_options(sub: argparse.ArgumentParser) -> None:
+    """The options that raise the work limits (`explorer.limits`)."""
+    chunks = partial(_positive, maximum=MAX_CHUNKS_LIMIT)
+    sub.add_argument(
+        "--max-chunks",
+        type=chunks,
+        default=DEFAULT_LIMITS.chunks_per_index,
+        help=f"refuse an index of more chunks (default: {DEFAULT_LIMITS.chunks_per_index:,})",
+    )
+    sub.add_argument(
+        "--max-document-chunks",
+        type=chunks,
+        default=DEFAULT_LIMITS.chunks_per_document,
+        help=f"refuse a document of more chunks (default: {DEFAULT_LIMITS.chunks_per_document:,})",
+    )
+    sub.add_argument(
+        "--max-span-check-work",
+        type=partial(_positive, maximum=MAX_SPAN_CHECK_WORK_LIMIT),
+        default=DEFAULT_LIMITS.span_check_work,
+        help=f"refuse more span checks times chunks (default: {DEFAULT_LIMITS.span_check_work:,})",
+    )
+
+
+def _limits(args: argparse.Namespace) -> Limits:
+    return Limits(args.max_document_chunks, args.max_chunks, args.max_span_check_work)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -61,10 +105,11 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--out", type=Path, help="write JSON here instead of standard output")
         sub.add_argument(
             "--max-document-bytes",
-            type=_positive,
+            type=partial(_positive, maximum=MAX_DOCUMENT_BYTES_LIMIT),
             default=DEFAULT_MAX_DOCUMENT_BYTES,
-            help="refuse larger source files (default: 1 MiB)",
+            help="refuse larger source files (default: 1 MiB, at most 64 MiB)",
         )
+        _limit_options(sub)
         sub.add_argument(
             "--skip-failed", action="store_true", help="leave out documents that fail to load"
         )
@@ -80,6 +125,18 @@ def _parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("validate", help="Check an index file; exit 1 if refused.")
     check.add_argument("file", type=Path)
+    check.add_argument(
+        "--manifest",
+        type=Path,
+        help="also check each document against its source file, as this manifest pins it",
+    )
+    check.add_argument(
+        "--max-document-bytes",
+        type=partial(_positive, maximum=MAX_DOCUMENT_BYTES_LIMIT),
+        default=DEFAULT_MAX_DOCUMENT_BYTES,
+        help="with --manifest: refuse larger source files (default: 1 MiB, at most 64 MiB)",
+    )
+    _limit_options(check)
 
     ingest = with_manifest("ingest", "Ingest the manifest as a run into a persistent index.")
     ingest.add_argument("--db", type=Path, default=DEFAULT_DB, help=f"default: {DEFAULT_DB}")
@@ -108,12 +165,12 @@ def _parser() -> argparse.ArgumentParser:
 def _read(path: Path, what: str) -> bytes:
     try:
         with path.open("rb") as handle:
-            data = handle.read(MAX_INPUT_FILE_BYTES + 1)
+            data = read_at_most(handle, MAX_INPUT_FILE_BYTES)
     except OSError as error:
         raise ExplorerError(
             ErrorCode.IO_ERROR, f"cannot read {what} {str(path)!r}: {error.strerror}"
         ) from None
-    if len(data) > MAX_INPUT_FILE_BYTES:
+    if data is None:
         raise ExplorerError(ErrorCode.IO_ERROR, f"{what} {str(path)!r} is larger than 512 MiB")
     return data
 
@@ -220,7 +277,7 @@ def _emit(produce: Producer, out: Path | None, stdout: TextIO) -> None:
 
 def _chunk_maps(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     if args.check is not None:
-        payload = decode_chunk_map(_read(args.check, "chunk map"))
+        payload = decode_chunk_map(_read(args.check, "chunk map"), _limits(args))
         if args.manifest is not None:
             _, load = _load(args, stderr)
             document = next(
@@ -231,14 +288,20 @@ def _chunk_maps(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
                     ErrorCode.INVALID_CHUNK_MAP,
                     f"the manifest has no loaded document {payload['source_id']!r}",
                 )
-            check_against(payload, document)
+            check_against(payload, document, _limits(args))
         print(f"valid {payload['plan_digest']}", file=stdout)
         return 0
     if args.manifest is None or args.policy is None:
         raise ExplorerError(ErrorCode.USAGE, "give MANIFEST and --policy, or --check FILE")
     _, load = _load(args, stderr)
     config = make_config(args.policy, args.max_chars)
-    maps = [build_chunk_map(document, config) for document in load.documents]
+    limits = _limits(args)
+    maps = []
+    chunk_count = 0
+    for document in load.documents:
+        maps.append(build_chunk_map(document, config, limits))
+        chunk_count += len(maps[-1]["chunks"])
+        require_chunks_per_index(chunk_count, limits)
     if args.out is None:
         stdout.write(dump_json(maps))
         return 0
@@ -271,7 +334,8 @@ def _compare(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     manifest, load = _load(args, stderr)
     sizes = {"fixed-char": args.fixed_chars, "heading-aware": args.target_chars}
     given = {name: size for name, size in sizes.items() if size is not None}
-    _emit(partial(write_report, load, manifest.span_checks, given), args.out, stdout)
+    produce = partial(write_report, load, manifest.span_checks, given, limits=_limits(args))
+    _emit(produce, args.out, stdout)
     return 0
 
 
@@ -280,12 +344,17 @@ def _index(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     config = make_config(args.policy, args.max_chars)
     # Chunked in worker processes when there are CPUs and text enough, else here.
     encode = parallel_encoder(load.documents)
-    _emit(partial(write_index, load.documents, config, encode=encode), args.out, stdout)
+    write = partial(write_index, load.documents, config, limits=_limits(args), encode=encode)
+    _emit(write, args.out, stdout)
     return 0
 
 
 def _validate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    index = validate_index_bytes(_read(args.file, "index file"))
+    index = validate_index_bytes(_read(args.file, "index file"), _limits(args))
+    if args.manifest is not None:
+        manifest = parse_manifest(_read(args.manifest, "manifest"))
+        reader = DirectoryReader(args.manifest.parent)
+        check_against_sources(index, load_documents(manifest, reader, args.max_document_bytes))
     print(f"valid {index['index_id']}", file=stdout)
     return 0
 

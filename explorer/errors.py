@@ -27,6 +27,9 @@ class ErrorCode(StrEnum):
     UNSUPPORTED_CHUNK_CONFIG = "unsupported_chunk_config"
     INVALID_CHUNK_INDEX = "invalid_chunk_index"
     INVALID_CHUNK_MAP = "invalid_chunk_map"
+    # Limits: a request that asks for more work than allowed (explorer/limits.py)
+    TOO_MANY_CHUNKS = "too_many_chunks"
+    TOO_MANY_SPAN_CHECKS = "too_many_span_checks"
     # The persistent index (extensions)
     INVALID_STORE = "invalid_store"
     DELETE_UNKNOWN_DOCUMENT = "delete_unknown_document"

@@ -13,6 +13,12 @@ from .digests import canonical_bytes
 from .documents import DocumentRecord
 from .errors import ErrorCode, ExplorerError
 from .grammar import sections
+from .limits import (
+    DEFAULT_LIMITS,
+    Limits,
+    require_chunks_per_document,
+    require_chunks_per_index,
+)
 from .policies import policy_for
 
 SCHEMA_VERSION = 1
@@ -70,10 +76,14 @@ def _id_prefix(config: ChunkConfig) -> bytes:
     return b'{"config":' + canonical_bytes(config.as_json()) + b","
 
 
-def _encoded_chunks(
-    document: DocumentRecord, config: ChunkConfig, id_prefix: bytes
-) -> tuple[list[ChunkRecord], list[bytes]]:
-    """One document's chunk records, and each record's canonical JSON."""
+def chunk_stream(
+    document: DocumentRecord,
+    config: ChunkConfig,
+    id_prefix: bytes,
+    limits: Limits = DEFAULT_LIMITS,
+) -> Iterator[tuple[ChunkRecord, bytes]]:
+    """One document's chunk records in order, each with its canonical JSON, one at a
+    time: a caller that compares or writes them need not hold them all."""
     policy = policy_for(config)
     id_hash = sha256(id_prefix)
     text = document["text"]
@@ -83,8 +93,7 @@ def _encoded_chunks(
     head = b'"document_revision":' + _string(revision) + b',"end":'
     source = b',"source_id":' + _string(source_id) + b',"start":'
     tail = b',"version":' + _string(version) + b"}"
-    records: list[ChunkRecord] = []
-    encoded: list[bytes] = []
+    order = 0
     # Line numbers by a cursor that only moves forward: spans come in document order, so
     # counting newlines costs one pass over the text, not one scan from the top per chunk.
     line, line_offset = 1, 0
@@ -93,13 +102,13 @@ def _encoded_chunks(
         title = section.title
         middle = b',"section_id":"%b","section_title":%b%b' % (sid.encode(), _string(title), source)
         for start, end in policy.spans(text, section, config):
+            require_chunks_per_document(source_id, order + 1, limits)
             piece = text[start:end]
             piece_sha = sha256(piece.encode()).hexdigest()
             line += text.count("\n", line_offset, start)
             start_line = line
             line += text.count("\n", start, end - 1)
             line_offset = end - 1
-            order = len(records)
             fields = _FIELDS % (
                 head, end, line, order, middle, start, start_line, _string(piece),
                 piece_sha.encode(), tail,
@@ -107,30 +116,60 @@ def _encoded_chunks(
             chunk_hash = id_hash.copy()
             chunk_hash.update(fields)
             chunk_id = chunk_hash.hexdigest()
-            records.append(
-                {
-                    "chunk_id": chunk_id,
-                    "source_id": source_id,
-                    "version": version,
-                    "document_revision": revision,
-                    "section_id": sid,
-                    "section_title": title,
-                    "order": order,
-                    "start": start,
-                    "end": end,
-                    "start_line": start_line,
-                    "end_line": line,
-                    "text": piece,
-                    "text_sha256": piece_sha,
-                }
-            )
-            encoded.append(b'{"chunk_id":"%b",%b' % (chunk_id.encode(), fields))
+            record: ChunkRecord = {
+                "chunk_id": chunk_id,
+                "source_id": source_id,
+                "version": version,
+                "document_revision": revision,
+                "section_id": sid,
+                "section_title": title,
+                "order": order,
+                "start": start,
+                "end": end,
+                "start_line": start_line,
+                "end_line": line,
+                "text": piece,
+                "text_sha256": piece_sha,
+            }
+            yield record, b'{"chunk_id":"%b",%b' % (chunk_id.encode(), fields)
+            order += 1
+
+
+def _encoded_chunks(
+    document: DocumentRecord,
+    config: ChunkConfig,
+    id_prefix: bytes,
+    limits: Limits = DEFAULT_LIMITS,
+) -> tuple[list[ChunkRecord], list[bytes]]:
+    """One document's chunk records, and each record's canonical JSON."""
+    records: list[ChunkRecord] = []
+    encoded: list[bytes] = []
+    for record, fields in chunk_stream(document, config, id_prefix, limits):
+        records.append(record)
+        encoded.append(fields)
     return records, encoded
 
 
-def document_chunks(document: DocumentRecord, config: ChunkConfig) -> list[ChunkRecord]:
+def document_chunks(
+    document: DocumentRecord, config: ChunkConfig, limits: Limits = DEFAULT_LIMITS
+) -> list[ChunkRecord]:
     """One document's chunks, in order, each with its content-derived `chunk_id`."""
-    return _encoded_chunks(document, config, _id_prefix(config))[0]
+    return _encoded_chunks(document, config, _id_prefix(config), limits)[0]
+
+
+INDEX_ID_HEAD = b'{"chunks":['
+
+
+def index_id_tail(config: ChunkConfig, documents: list[DocumentRecord]) -> bytes:
+    """What the `index_id`'s canonical JSON holds after its chunks (which it starts with,
+    after `INDEX_ID_HEAD`, each chunk's canonical JSON joined by commas)."""
+    rest = {
+        "config": config.as_json(),
+        "documents": documents,
+        "execution_mode": EXECUTION_MODE,
+        "schema_version": SCHEMA_VERSION,
+    }
+    return b"]," + canonical_bytes(rest)[1:]
 
 
 # Each document's canonical chunk JSON, in the order given. Documents are chunked
@@ -147,7 +186,9 @@ def encode_documents(
         yield _encoded_chunks(document, config, id_prefix)[1]
 
 
-def build_index(documents: Iterable[DocumentRecord], config: ChunkConfig) -> Index:
+def build_index(
+    documents: Iterable[DocumentRecord], config: ChunkConfig, limits: Limits = DEFAULT_LIMITS
+) -> Index:
     """Documents sorted by `source_id`, their chunks in that order, and an `index_id`
     that binds all of it."""
     ordered = sorted(documents, key=lambda d: d["source_id"])
@@ -160,18 +201,13 @@ def build_index(documents: Iterable[DocumentRecord], config: ChunkConfig) -> Ind
     encoded: list[bytes] = []
     id_prefix = _id_prefix(config)
     for document in ordered:
-        records, parts = _encoded_chunks(document, config, id_prefix)
+        records, parts = _encoded_chunks(document, config, id_prefix, limits)
         chunks.extend(records)
         encoded.extend(parts)
-    rest = {
-        "config": config_json,
-        "documents": ordered,
-        "execution_mode": EXECUTION_MODE,
-        "schema_version": SCHEMA_VERSION,
-    }
-    index_hash = sha256(b'{"chunks":[')
+        require_chunks_per_index(len(chunks), limits)
+    index_hash = sha256(INDEX_ID_HEAD)
     index_hash.update(b",".join(encoded))
-    index_hash.update(b"]," + canonical_bytes(rest)[1:])
+    index_hash.update(index_id_tail(config, ordered))
     return {
         "schema_version": 1,
         "execution_mode": EXECUTION_MODE,
@@ -193,6 +229,7 @@ def write_index(
     write: Callable[[bytes], object],
     keep: Callable[[DocumentRecord, list[ChunkRecord]], object] | None = None,
     encode: Encoder | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> IndexSummary:
     """`build_index` as JSON bytes passed to `write` while it is built, one document's
     chunks at a time, so the whole index never exists in memory, as records or as text.
@@ -225,9 +262,11 @@ def write_index(
     encoded = None if encode is None else encode(ordered, config)
     for document in ordered:
         if encoded is None:
-            records, parts = _encoded_chunks(document, config, id_prefix)
+            records, parts = _encoded_chunks(document, config, id_prefix, limits)
         else:
             records, parts = [], next(encoded)
+            require_chunks_per_document(document["source_id"], len(parts), limits)
+        require_chunks_per_index(count + len(parts), limits)
         if parts:
             joined = b",".join(parts)
             index_hash.update(b"," + joined if count else joined)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -24,6 +25,32 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _no_constants(name: str) -> Any:
     raise _Refused(f"{name} is not JSON")
+
+
+# No value of ours needs more; Python's int() refuses beyond 4,300 digits with a bare
+# ValueError, and a float of thousands of digits is only ever a rounding of one.
+MAX_NUMBER_CHARACTERS = 100
+
+
+def _bounded_number(text: str) -> None:
+    if len(text) > MAX_NUMBER_CHARACTERS:
+        raise _Refused(
+            f"a number of {len(text):,} characters is longer than the "
+            f"{MAX_NUMBER_CHARACTERS} allowed"
+        )
+
+
+def _int(text: str) -> int:
+    _bounded_number(text)
+    return int(text)
+
+
+def _float(text: str) -> float:
+    _bounded_number(text)
+    value = float(text)
+    if math.isinf(value):
+        raise _Refused(f"the number {text} is too large for a float")
+    return value
 
 
 # A lone surrogate can only arrive as a \uD800-\uDFFF escape; look for one only then.
@@ -50,7 +77,13 @@ def parse_json(data: bytes, code: ErrorCode, what: str) -> Any:
     except UnicodeDecodeError as error:
         raise ExplorerError(code, f"the {what} is not UTF-8 (byte {error.start})") from None
     try:
-        value = json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants)
+        value = json.loads(
+            text,
+            object_pairs_hook=_no_duplicate_keys,
+            parse_constant=_no_constants,
+            parse_int=_int,
+            parse_float=_float,
+        )
         if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
             raise _Refused("a string holds a lone surrogate (\\ud800-\\udfff), not Unicode text")
     except _Refused as error:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
 from .digests import sha_bytes
 from .documents import DocumentRecord, document_record
@@ -18,6 +18,8 @@ from .grammar import require_heading
 from .manifest import Manifest, ManifestDocument
 
 DEFAULT_MAX_DOCUMENT_BYTES = 1024 * 1024
+# The most `--max-document-bytes` may raise it to: an upload holds at most as much.
+MAX_DOCUMENT_BYTES_LIMIT = 64 * 1024 * 1024
 OK = "ok"
 
 
@@ -41,6 +43,23 @@ def check_relative_path(path: str) -> PurePosixPath:
             ErrorCode.PATH_OUTSIDE_MANIFEST, f"{path!r} leads outside the manifest's folder"
         )
     return pure
+
+
+_READ_PIECE = 1024 * 1024
+
+
+def read_at_most(handle: BinaryIO, limit: int) -> bytes | None:
+    """All of `handle` if it holds at most `limit` bytes, else None. Read in pieces:
+    `read(limit + 1)` would set aside `limit` bytes up front, however small the file."""
+    pieces: list[bytes] = []
+    total = 0
+    while total <= limit:
+        piece = handle.read(min(_READ_PIECE, limit + 1 - total))
+        if not piece:
+            return b"".join(pieces)
+        pieces.append(piece)
+        total += len(piece)
+    return None
 
 
 def _too_large(path: str, max_bytes: int) -> ExplorerError:
@@ -70,8 +89,8 @@ class DirectoryReader:
         if not target.is_file():
             raise ExplorerError(ErrorCode.SOURCE_NOT_FOUND, f"{path!r} is not a regular file")
         with target.open("rb") as handle:
-            data = handle.read(max_bytes + 1)
-        if len(data) > max_bytes:
+            data = read_at_most(handle, max_bytes)
+        if data is None:
             raise _too_large(path, max_bytes)
         return data
 

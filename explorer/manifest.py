@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import PurePosixPath
+from typing import Annotated, Any
 
-from pydantic import ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, ValidationError, model_validator
 
 from .errors import ErrorCode, ExplorerError
 from .jsonio import parse_json
@@ -19,10 +20,19 @@ from .models import (
 )
 
 
+def normal_path(path: str) -> str:
+    """One spelling per path: `a.md`, `./a.md` and `.//a.md` are all `a.md`. Whether it
+    stays inside the manifest's folder is checked when it is read."""
+    return PurePosixPath(path).as_posix() if path else path
+
+
 class ManifestDocument(NoNullModel):
     source_id: PlainText
     version: PlainText
-    path: PlainText = Field(description="Relative to the manifest's folder, '/'-separated.")
+    path: Annotated[PlainText, AfterValidator(normal_path)] = Field(
+        description="Relative to the manifest's folder, '/'-separated; './' and repeated "
+        "'/' are dropped, so each file has one spelling."
+    )
     sha256: Hex64 = Field(description="SHA-256 of the file's raw bytes.")
     title: PlainText | None = None
     url: PlainText | None = None

@@ -76,13 +76,14 @@ def _location(loc: tuple[int | str, ...]) -> str:
     return text
 
 
-def describe(error: ValidationError, limit: int = 3) -> str:
-    """A readable sentence for the first few problems pydantic found."""
+def describe(error: ValidationError, limit: int = 3, at: tuple[int | str, ...] = ()) -> str:
+    """A readable sentence for the first few problems pydantic found (in the value found
+    at `at`, when it was validated on its own)."""
     problems = error.errors()
     parts = []
     for problem in problems[:limit]:
         message = _FRIENDLY.get(problem["type"], problem["msg"]).removeprefix("Value error, ")
-        where = _location(problem["loc"])
+        where = _location((*at, *problem["loc"]))
         parts.append(f"{where}: {message}" if where else message)
     more = len(problems) - limit
     return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")

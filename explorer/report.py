@@ -8,11 +8,12 @@ from typing import TypedDict
 import orjson
 from pydantic import Field
 
-from .checks import CheckResult, ResolvedCheck, evaluate_check, resolve_check
+from .checks import CheckResult, ResolvedCheck, evaluate_checks, resolve_check
 from .config import ChunkConfig
 from .documents import DocumentRecord
 from .errors import ErrorCode, ExplorerError
 from .index import ChunkRecord, Index, build_index, write_index
+from .limits import DEFAULT_LIMITS, Limits
 from .loading import LoadResult
 from .manifest import SpanCheck
 from .models import StrictModel, VersionOne
@@ -70,16 +71,19 @@ def resolve_checks(
 
 
 def evaluate_policy(
-    documents: Sequence[DocumentRecord], checks: Sequence[ResolvedCheck], config: ChunkConfig
+    documents: Sequence[DocumentRecord],
+    checks: Sequence[ResolvedCheck],
+    config: ChunkConfig,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> tuple[PolicyResult, Index]:
     """One policy's index over the documents, and its span checks."""
-    index = build_index(documents, config)
+    index = build_index(documents, config, limits)
     result: PolicyResult = {
         "name": config.strategy,
         "config": index["config"],
         "index_id": index["index_id"],
         "chunk_count": len(index["chunks"]),
-        "checks": [evaluate_check(check, index["chunks"]) for check in checks],
+        "checks": evaluate_checks(checks, index["chunks"], limits),
     }
     return result, index
 
@@ -108,7 +112,10 @@ def assemble_report(
 
 
 def compare(
-    load: LoadResult, checks: Sequence[SpanCheck], sizes: Mapping[str, int] | None = None
+    load: LoadResult,
+    checks: Sequence[SpanCheck],
+    sizes: Mapping[str, int] | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> Report:
     """Build every registered policy's index over the loaded documents and run the checks.
 
@@ -116,7 +123,8 @@ def compare(
     """
     resolved, skipped = resolve_checks(load, checks)
     evaluated = [
-        evaluate_policy(load.documents, resolved, config) for config in policy_configs(sizes)
+        evaluate_policy(load.documents, resolved, config, limits)
+        for config in policy_configs(sizes)
     ]
     return assemble_report(load, skipped, evaluated)
 
@@ -126,6 +134,7 @@ def write_report(
     checks: Sequence[SpanCheck],
     sizes: Mapping[str, int] | None,
     write: Callable[[bytes], object],
+    limits: Limits = DEFAULT_LIMITS,
 ) -> None:
     """`compare` as JSON bytes passed to `write` while each index is built (`write_index`):
     `json.loads` of them equals `compare(load, checks, sizes)`. The keys come in another
@@ -154,14 +163,14 @@ def write_report(
     for position, config in enumerate(policy_configs(sizes)):
         kept.clear()
         write(b"%b%b:" % (b",\n" if position else b"\n", orjson.dumps(config.strategy)))
-        summary = write_index(load.documents, config, write, keep)
+        summary = write_index(load.documents, config, write, keep, limits=limits)
         policies.append(
             {
                 "name": config.strategy,
                 "config": config.as_json(),
                 "index_id": summary.index_id,
                 "chunk_count": summary.chunk_count,
-                "checks": [evaluate_check(check, kept) for check in resolved],
+                "checks": evaluate_checks(resolved, kept, limits),
             }
         )
     write(b'},\n"policies":%b}\n' % orjson.dumps(policies))

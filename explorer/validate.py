@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hashlib import sha256
 from typing import Annotated, Literal, NoReturn, cast
 
 from pydantic import Field, ValidationError
@@ -11,9 +12,19 @@ from .digests import sha
 from .documents import revision_of
 from .errors import ErrorCode, ExplorerError
 from .grammar import require_heading
-from .index import EXECUTION_MODE, ChunkRecord, Index, build_index
+from .index import (
+    EXECUTION_MODE,
+    INDEX_ID_HEAD,
+    ChunkRecord,
+    Index,
+    _id_prefix,
+    chunk_stream,
+    index_id_tail,
+)
 from .jsonio import parse_json
-from .manifest import ManifestDocument
+from .limits import DEFAULT_LIMITS, Limits, require_chunks_per_index
+from .loading import LoadResult
+from .manifest import ManifestDocument, normal_path
 from .models import Hex64, PlainText, StrictModel, VersionOne, describe
 from .policies import parse_config
 
@@ -66,9 +77,10 @@ def _check_documents(index: Index) -> None:
         if doc["source_id"] <= previous:
             _refuse(f"{where}: documents must be sorted by source_id, without repeats")
         previous = doc["source_id"]
-        if doc["path"] in seen_paths:
+        path = normal_path(doc["path"])
+        if path in seen_paths:
             _refuse(f"{where}: duplicate path {doc['path']!r}")
-        seen_paths.add(doc["path"])
+        seen_paths.add(path)
         text = doc["text"]
         if "\x00" in text or "\r" in text or text.isspace():
             _refuse(f"{where}: text must be normalized: not blank, no NUL, no carriage return")
@@ -92,48 +104,117 @@ def _difference(i: int, got: ChunkRecord, want: ChunkRecord) -> str:
     return f"{where} does not match what the documents and config give"
 
 
-def _rebuild(index: Index, config: ChunkConfig) -> Index:
-    for i, doc in enumerate(index["documents"]):
-        try:
-            require_heading(doc["text"])
-        except ExplorerError as error:
-            _refuse(f"documents[{i}]: {error.detail}")
-    return build_index(index["documents"], config)
+def _same_chunk(got: ChunkRecord, want: ChunkRecord) -> bool:
+    """Equal, and of the same JSON types (`==` holds 1 equal to 1.0 and to true)."""
+    return got == want and (
+        type(got["order"])
+        is type(got["start"])
+        is type(got["end"])
+        is type(got["start_line"])
+        is type(got["end_line"])
+        is int
+    )
 
 
-def _check_chunks(actual: list[ChunkRecord], expected: list[ChunkRecord]) -> None:
-    for i, (got, want) in enumerate(zip(actual, expected, strict=False)):
-        if got != want:
-            _refuse(_difference(i, got, want))
-    if len(actual) != len(expected):
-        _refuse(
-            f"the index has {len(actual)} chunks; its documents and config give {len(expected)}"
-        )
-
-
-def validate_index(raw: object) -> Index:
-    """Return the index unchanged if every key, type and derivation checks out."""
+def _refuse_chunk(i: int, got: object, want: ChunkRecord) -> NoReturn:
+    """Name what is wrong with a chunk that differs: its shape first, then its values."""
     try:
-        IndexModel.model_validate(raw)
+        IndexChunk.model_validate(got)
+    except ValidationError as error:
+        _refuse(describe(error, at=("chunks", i)))
+    _refuse(_difference(i, cast(ChunkRecord, got), want))
+
+
+def _check_chunks(index: Index, config: ChunkConfig, limits: Limits) -> str:
+    """Rebuild document by document, chunk by chunk, and refuse at the first difference,
+    so no second index is ever held; return the `index_id` the chunks give."""
+    actual = index["chunks"]
+    require_chunks_per_index(len(actual), limits)
+    id_prefix = _id_prefix(config)
+    index_hash = sha256(INDEX_ID_HEAD)
+    i = 0
+    for position, document in enumerate(index["documents"]):
+        try:
+            require_heading(document["text"])
+        except ExplorerError as error:
+            _refuse(f"documents[{position}]: {error.detail}")
+        for want, encoded in chunk_stream(document, config, id_prefix, limits):
+            if i == len(actual):
+                _refuse(f"the index has {i} chunks; its documents and config give more")
+            got = actual[i]
+            if not _same_chunk(got, want):
+                _refuse_chunk(i, got, want)
+            index_hash.update(b"," + encoded if i else encoded)
+            i += 1
+    if i != len(actual):
+        _refuse(f"the index has {len(actual)} chunks; its documents and config give {i}")
+    index_hash.update(index_id_tail(config, index["documents"]))
+    return index_hash.hexdigest()
+
+
+def _check_shape(raw: object) -> Index:
+    """Every key and type but the chunks', which are compared one by one with the rebuilt
+    chunks instead (a chunk that differs is then checked for its shape)."""
+    frame = raw
+    if isinstance(raw, dict) and isinstance(raw.get("chunks"), list):
+        frame = {**raw, "chunks": []}
+    try:
+        IndexModel.model_validate(frame)
     except ValidationError as error:
         _refuse(describe(error))
-    index = cast(Index, raw)
+    return cast(Index, raw)
+
+
+def validate_index(raw: object, limits: Limits = DEFAULT_LIMITS) -> Index:
+    """Return the index unchanged if every key, type and derivation checks out.
+
+    This proves the index consistent with itself: the documents it holds give exactly
+    its chunks and ids. `check_against_sources` also ties the documents to their files.
+    """
+    index = _check_shape(raw)
     try:
         config = parse_config(index["config"])
     except ExplorerError as error:
         _refuse(f"config: {error.detail}")
     _check_documents(index)
-    expected = _rebuild(index, config)
-    _check_chunks(index["chunks"], expected["chunks"])
     # Every other key is now known equal to the rebuilt one, so their ids must agree.
-    if index["index_id"] != expected["index_id"]:
+    if index["index_id"] != _check_chunks(index, config, limits):
         _refuse("index_id does not match the index's content (stale or forged)")
     return index
 
 
-def validate_index_bytes(data: bytes) -> Index:
+def validate_index_bytes(data: bytes, limits: Limits = DEFAULT_LIMITS) -> Index:
     """A file's bytes to a validated index: not-JSON is refused like any tampering."""
-    return validate_index(parse_json(data, ErrorCode.INVALID_CHUNK_INDEX, "index file"))
+    return validate_index(parse_json(data, ErrorCode.INVALID_CHUNK_INDEX, "index file"), limits)
 
 
-__all__ = ["EXECUTION_MODE", "IndexModel", "validate_index", "validate_index_bytes"]
+def check_against_sources(index: Index, load: LoadResult) -> None:
+    """Refuse a validated index unless each of its documents is exactly what its source
+    file loads to, and no document that loads is left out: text edited with every digest
+    recomputed, or a `sha256` replaced, is caught here and only here."""
+    loaded = {document["source_id"]: document for document in load.documents}
+    failed = {status.source_id: status for status in load.failures}
+    for position, document in enumerate(index["documents"]):
+        where = f"documents[{position}] ({document['source_id']!r})"
+        source = loaded.pop(document["source_id"], None)
+        if source is None:
+            status = failed.get(document["source_id"])
+            if status is None:
+                _refuse(f"{where} is not in the manifest")
+            _refuse(f"{where}: its source does not load: {status.status}: {status.detail}")
+        if document != source:
+            field = next(
+                key for key in (*source, *document) if source.get(key) != document.get(key)
+            )
+            _refuse(f"{where}.{field} is not what its source file and the manifest give")
+    if loaded:
+        _refuse(f"the index leaves out {', '.join(map(repr, sorted(loaded)))} of the manifest")
+
+
+__all__ = [
+    "EXECUTION_MODE",
+    "IndexModel",
+    "check_against_sources",
+    "validate_index",
+    "validate_index_bytes",
+]

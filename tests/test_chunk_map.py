@@ -132,7 +132,6 @@ REFUSALS: dict[str, tuple[Callable[[Payload], None], str]] = {
         "chunks[0].annotations",
     ),
     "wrong kind": (edit(lambda p: p.update(kind="source/lane")), "kind"),
-    "no chunks": (edit(lambda p: p.update(chunks=[])), "chunks"),
     "non-contiguous indexes": (edit(lambda p: p["chunks"][1].update(index=2)), "indexes must run"),
     "duplicate ids": (
         edit(lambda p: p["chunks"][1].update(id=p["chunks"][0]["id"])),
@@ -238,3 +237,92 @@ def test_command_line_prints_maps_without_out() -> None:
 def test_command_line_needs_a_policy_or_a_check() -> None:
     result = run_cli("chunk-map", MANIFEST)
     assert result.code == 2 and result.err.startswith("error: usage: ")
+
+
+def _heading_aware_map_of(document: DocumentRecord) -> Payload:
+    return copy.deepcopy(build_chunk_map(document, make_config("heading-aware")))
+
+
+# Each edit keeps the map self-consistent (its plan_digest recomputed) yet claims what the
+# document does not give: only rebuilding and comparing the whole map refuses it.
+WHOLE_PLAN_EDITS: dict[str, tuple[Callable[[Payload], None], str]] = {
+    "requested chunker": (lambda p: p.update(requested_chunker="fixed-char"), "requested_chunker"),
+    "grammar version": (
+        lambda p: p["plan_annotations"]["explorer"].update(grammar_version=2),
+        "plan_annotations",
+    ),
+    "another plan annotation": (
+        lambda p: p["plan_annotations"].update(other={"claims": "anything"}),
+        "plan_annotations",
+    ),
+    "chunk module": (lambda p: p["producer"].update(chunk_module="x.y"), "producer"),
+    "another chunk annotation": (
+        lambda p: p["chunks"][0]["annotations"].update(extra=1),
+        "chunks[0]",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(WHOLE_PLAN_EDITS))
+def test_check_against_compares_the_whole_plan(name: str) -> None:
+    change, detail = WHOLE_PLAN_EDITS[name]
+    document = every_map()[2][0]
+    payload = _heading_aware_map_of(document)
+    change(payload)
+    recompute_plan(payload)
+    decoded = decode_chunk_map(encoded(payload))  # consistent in itself
+    with pytest.raises(ExplorerError) as caught:
+        check_against(decoded, document)
+    assert caught.value.code is ErrorCode.INVALID_CHUNK_MAP
+    assert caught.value.detail.startswith(detail)
+
+
+def test_a_boolean_where_the_plan_has_an_integer_is_refused() -> None:
+    """`==` holds false equal to 0: the map's own digest tells them apart."""
+    document = every_map()[2][0]
+    payload = _heading_aware_map_of(document)
+    assert payload["chunks"][0]["annotations"]["explorer"]["section_ordinal"] == 0
+    payload["chunks"][0]["annotations"]["explorer"]["section_ordinal"] = False
+    assert payload == build_chunk_map(document, make_config("heading-aware"))
+    recompute_plan(payload)
+    with pytest.raises(ExplorerError) as caught:
+        check_against(decode_chunk_map(encoded(payload)), document)
+    assert caught.value.detail == "plan_digest is not what the document and config give"
+
+
+HEADING_ONLY = b"# Title\n\n## Only headings\n"
+
+
+def test_a_document_without_chunks_has_an_empty_map_everywhere(
+    make_manifest: Callable[..., Path], tmp_path: Path
+) -> None:
+    manifest = make_manifest({"doc.md": b"# Title\n\nBody.\n", "empty.md": HEADING_ONLY})
+    index = run_cli("index", manifest, "--policy", "paragraph")
+    assert index.code == 0, index.err
+    assert {c["source_id"] for c in index.json()["chunks"]} == {"doc"}
+    out = tmp_path / "maps"
+    written = run_cli("chunk-map", manifest, "--policy", "paragraph", "--out", out)
+    assert (written.code, written.err) == (0, "")
+    empty = out / "empty" / "chunk-map.json"
+    assert json.loads(empty.read_text("utf-8"))["chunks"] == []
+    checked = run_cli("chunk-map", manifest, "--check", empty)
+    assert checked.code == 0, checked.err
+    # An empty map of a document that has chunks is refused against it.
+    payload = json.loads((out / "doc" / "chunk-map.json").read_text("utf-8"))
+    payload["chunks"] = []
+    recompute_plan(payload)
+    (out / "doc" / "chunk-map.json").write_text(json.dumps(payload), "utf-8")
+    refused = run_cli("chunk-map", manifest, "--check", out / "doc" / "chunk-map.json")
+    assert refused.code == 1
+    assert "the map has 0 chunks; the document gives 1" in refused.err
+
+
+def test_too_many_chunks_in_a_map_is_refused_with_its_option(
+    make_manifest: Callable[..., Path],
+) -> None:
+    manifest = make_manifest({"doc.md": b"# T\n\n" + b"a\n\n" * 30})
+    result = run_cli("chunk-map", manifest, "--policy", "paragraph", "--max-document-chunks", "20")
+    assert result.code == 2
+    assert result.err.startswith("error: too_many_chunks: document 'doc' gives more than 20")
+    assert "--max-document-chunks N" in result.err
+    assert run_cli("chunk-map", manifest, "--policy", "paragraph").code == 0

@@ -1,0 +1,61 @@
+"""How much work one request may ask for: every count the input controls has a ceiling.
+
+The defaults leave the real corpus (267 Markdown files) and the bundled fixtures far
+inside them at the default sizes; each refusal names its limit and the command-line
+option that raises it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import ErrorCode, ExplorerError
+
+# The most any limit may be raised to on the command line.
+MAX_CHUNKS_LIMIT = 10_000_000
+MAX_SPAN_CHECK_WORK_LIMIT = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class Limits:
+    """`chunks_per_document` and `chunks_per_index` bound what a build or a validation
+    holds; `span_check_work` bounds span checks times the chunks each is compared with."""
+
+    chunks_per_document: int = 50_000
+    chunks_per_index: int = 200_000
+    span_check_work: int = 20_000_000
+
+
+DEFAULT_LIMITS = Limits()
+
+
+def too_many_chunks(what: str, limit: int, option: str) -> ExplorerError:
+    """The refusal for a chunk count past `limit`, naming the option that raises it."""
+    return ExplorerError(
+        ErrorCode.TOO_MANY_CHUNKS,
+        f"{what} gives more than {limit:,} chunks, the limit; "
+        f"raise it with {option} N (at most {MAX_CHUNKS_LIMIT:,})",
+    )
+
+
+def require_chunks_per_document(source_id: str, count: int, limits: Limits) -> None:
+    if count > limits.chunks_per_document:
+        raise too_many_chunks(
+            f"document {source_id!r}", limits.chunks_per_document, "--max-document-chunks"
+        )
+
+
+def require_chunks_per_index(count: int, limits: Limits) -> None:
+    if count > limits.chunks_per_index:
+        raise too_many_chunks("the index", limits.chunks_per_index, "--max-chunks")
+
+
+def require_span_check_work(checks: int, chunks: int, limits: Limits) -> None:
+    """Each span check is compared with the chunks of every policy's index."""
+    if checks * chunks > limits.span_check_work:
+        raise ExplorerError(
+            ErrorCode.TOO_MANY_SPAN_CHECKS,
+            f"{checks:,} span checks over {chunks:,} chunks make more than the limit of "
+            f"{limits.span_check_work:,} comparisons; raise it with --max-span-check-work N "
+            f"(at most {MAX_SPAN_CHECK_WORK_LIMIT:,}), or use fewer checks or larger chunks",
+        )
