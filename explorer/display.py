@@ -8,11 +8,13 @@ shows exactly those characters.
 
 from __future__ import annotations
 
+import re
 import string
 import unicodedata
 from collections.abc import Mapping, Sequence
 
 FSI, PDI = "\u2068", "\u2069"
+WJ = "\u2060"  # WORD JOINER: invisible, and no letter of a URL or an address
 # Bidi classes that can reorder what surrounds them: right-to-left letters and numbers,
 # and the explicit embeddings, overrides and isolates.
 _REORDERING = {"R", "AL", "AN", "LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"}
@@ -20,6 +22,9 @@ _EXPLICIT = {"LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"}
 _SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 # CommonMark lets a backslash escape every ASCII punctuation character. A colon becomes a
 # character reference instead: Streamlit rewrites the raw `:material/` before parsing.
+# GFM turns `http://…`, `www.…` and `a@b.c` in the parsed text into links, whatever was
+# escaped; an invisible joiner after `:` and `@` and before `www`'s dot stops it.
+_AUTOLINK = re.compile(r"(?<=[:@])|(?<=[wW]{3})(?=\.)")
 _MARKDOWN = {
     **{ord(c): "\\" + c for c in string.punctuation},
     ord(":"): "&#58;",
@@ -59,7 +64,7 @@ def markdown_literal(text: str) -> str:
     Spaces at either end become character references: four would start a code block,
     and a renderer would drop the rest.
     """
-    body = visible_controls(text).translate(_MARKDOWN)
+    body = _AUTOLINK.sub(WJ, visible_controls(text)).translate(_MARKDOWN)
     core = body.strip()
     if not core:
         return _reference(body)

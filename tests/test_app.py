@@ -39,7 +39,9 @@ def start(**query: str) -> AppTest:
 
 def shown(markdown: str) -> str:
     """What Markdown written by `markdown_literal` displays (escapes and isolates undone)."""
-    undone = markdown.replace("&#58;", ":").replace("\u2068", "").replace("\u2069", "")
+    undone = markdown.replace("&#58;", ":")
+    for invisible in ("\u2068", "\u2069", "\u2060"):  # FSI, PDI, WORD JOINER
+        undone = undone.replace(invisible, "")
     return re.sub(r"\\(.)", r"\1", undone)
 
 

@@ -11,6 +11,7 @@ from urllib.parse import urlparse
 import pytest
 from playwright.sync_api import Browser, Dialog, Page, expect, sync_playwright
 
+from explorer.display import WJ
 from explorer.report import ReportModel
 from tests.appserver import CHROMIUM_ARGS, IDLE, chromium_path, running_app
 from tests.conftest import FIXTURE, MANIFEST, ROOT, run_module
@@ -209,3 +210,25 @@ def test_ingest_a_run_and_search_it_in_the_index_tab(page: Page) -> None:
     table = page.locator("[data-testid='stTable']", has_text="Snippet")
     expect(table).to_contain_text("aster-copy-v1", timeout=30_000)
     expect(table).to_contain_text("list_copies")
+
+
+def test_user_text_in_an_error_and_a_table_is_shown_as_text(page: Page) -> None:
+    """Streamlit renders alerts and table cells as Markdown: user text must stay text (the
+    fixture's teardown fails if the image below was requested)."""
+    quote = "![pixel](http://evil.example/p.png) [fake](http://evil.example) :material/home: `x`"
+    page.get_by_label("Span A quote (exact text, once)").fill(quote)
+    page.get_by_role("button", name="Add check").click()
+    alert = page.locator("[data-testid='stAlert']", has_text="span_quote_not_found")
+    expect(alert).to_be_visible(timeout=30_000)
+    wait_idle(page)
+    assert quote in alert.inner_text().replace(WJ, "")  # the joiner is invisible
+    assert alert.locator("img, a, code, [data-testid='stIconMaterial']").count() == 0
+
+    page.get_by_label("Check name").fill("rtl")
+    page.get_by_label("Span A label").fill("\u202eevil")
+    page.get_by_label("Span A quote (exact text, once)").fill("Listing documents")
+    page.get_by_role("button", name="Add check").click()
+    row = page.locator("[data-testid='stTable'] tbody tr", has_text="rtl").first
+    expect(row).to_contain_text("\\u202eevil: ", timeout=30_000)
+    wait_idle(page)
+    assert "\u202e" not in row.inner_text()

@@ -9,7 +9,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from explorer.display import FSI, PDI, isolate, markdown_literal, markdown_rows, visible_controls
+from explorer.display import (
+    FSI,
+    PDI,
+    WJ,
+    isolate,
+    markdown_literal,
+    markdown_rows,
+    visible_controls,
+)
 
 MARKDOWN = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 HOSTILE = [
@@ -22,6 +30,7 @@ HOSTILE = [
     "&amp; &#58; \\* | a | table |",
     "1. one\n> quoted",
     "    four spaces make code",
+    "http://evil.example www.evil.example mail@evil.example",
 ]
 
 
@@ -31,7 +40,7 @@ def rendered_text(markdown: str) -> str:
     assert markup.startswith("<p>") and markup.endswith("</p>\n"), markup
     inner = markup[3:-5]
     assert "<" not in inner, markup  # no element at all: no image, link, heading or code
-    return html.unescape(inner)
+    return html.unescape(inner).replace(WJ, "")
 
 
 @pytest.mark.parametrize("text", HOSTILE)
@@ -40,7 +49,7 @@ def test_hostile_markdown_is_shown_as_its_own_text(text: str) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.characters(codec="utf-8"), min_size=1))
+@given(st.text(alphabet=st.characters(codec="utf-8", blacklist_characters=WJ), min_size=1))
 def test_any_text_renders_as_itself(text: str) -> None:
     shown = rendered_text(markdown_literal(text)).removeprefix(FSI).removesuffix(PDI)
     assert shown == visible_controls(text)
@@ -55,6 +64,11 @@ def test_right_to_left_text_is_isolated_and_left_to_right_text_is_left_alone() -
     assert isolate("שלום") == f"{FSI}שלום{PDI}"
     assert isolate("abc-1") == "abc-1"
     assert markdown_literal("a\u202eb") == "a\\\\u202eb"
+
+
+def test_links_that_gfm_would_find_in_plain_text_are_broken_invisibly() -> None:
+    assert markdown_literal("http://x.example") == f"http&#58;{WJ}\\/\\/x\\.example"
+    assert markdown_literal("www.x a@b") == f"www{WJ}\\.x a\\@{WJ}b"
 
 
 def test_every_table_cell_is_literal() -> None:
