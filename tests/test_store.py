@@ -5,11 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
 
-from explorer.store import Store
+from explorer import ErrorCode, ExplorerError
+from explorer.store import Store, queries
 from tests.conftest import ROOT, ManifestBuilder, run_cli
 
 LIBRARY = ROOT / "fixtures" / "library"
@@ -274,3 +276,118 @@ def test_a_locked_index_is_a_clear_error(tmp_path: Path) -> None:
     assert result.err.splitlines()[-1].startswith("error: store_busy: the index")
     assert "locked" in result.err
     assert integrity(db) == "ok"
+
+
+@pytest.mark.parametrize(
+    "setup",
+    ["PRAGMA user_version = 7", "PRAGMA application_id = 1234",
+     "CREATE TABLE t (x); DROP TABLE t"],
+)  # fmt: skip
+def test_an_empty_sqlite_file_of_another_application_is_refused(tmp_path: Path, setup: str) -> None:
+    db = tmp_path / "other.db"
+    with sqlite3.connect(db) as other:
+        other.executescript(setup)
+    before = db.read_bytes()
+    result = run_cli("ingest", RUN1, "--db", db)
+    assert (result.code, result.err) == (
+        2,
+        f"error: invalid_store: '{db}' is an SQLite file of something else\n",
+    )
+    assert db.read_bytes() == before
+
+
+def test_a_zero_byte_file_becomes_an_index(tmp_path: Path) -> None:
+    db = tmp_path / "index.db"
+    db.touch()
+    assert ingest(RUN1, db).startswith("run 1: added 6")
+
+
+def test_k_is_bounded(tmp_path: Path) -> None:
+    db = tmp_path / "index.db"
+    ingest(RUN1, db)
+    result = run_cli("search", "refund", "--tenant", "acme", "--db", db, "-k", "101")
+    assert (result.code, result.err) == (
+        2,
+        "error: invalid_query: k must be from 1 to 100, not 101\n",
+    )
+    with Store(db) as store, pytest.raises(ExplorerError) as refused:
+        store.search("refund", "acme", 99999999999999999999999)
+    assert refused.value.code is ErrorCode.INVALID_QUERY
+    assert len(search(db, "refund", k=100)) >= 1
+
+
+def test_query_words_are_deduplicated_and_capped(tmp_path: Path) -> None:
+    db = tmp_path / "index.db"
+    ingest(RUN1, db)
+    began = time.perf_counter()
+    same = " ".join(["Refund", "refund"] * 6_000)  # 12,000 words, one term
+    assert search(db, same, k=1) == search(db, "refund", k=1)
+    words = " ".join(f"w{n}" for n in range(5_000))  # 5,000 distinct words
+    result = run_cli("search", words, "--tenant", "acme", "--db", db)
+    assert (result.code, result.err) == (
+        2,
+        "error: invalid_query: the query has 5,000 distinct words; the limit is 64\n",
+    )
+    too_long = run_cli("search", "a " * 50_001, "--tenant", "acme", "--db", db)
+    assert too_long.err == (
+        "error: invalid_query: the query has 100,002 characters; the limit is 100,000\n"
+    )
+    assert time.perf_counter() - began < 10
+    with Store(db) as store:
+        assert store.counts()["search_cache"] == 1
+
+
+def test_the_search_cache_keeps_only_the_newest_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(queries, "CACHE_ROWS", 3)
+    db = tmp_path / "index.db"
+    ingest(RUN1, db)
+    for word in ("refund", "warranty", "parcel", "support", "serial"):
+        search(db, word)
+    with sqlite3.connect(db) as raw:
+        kept = raw.execute("SELECT query FROM search_cache ORDER BY rowid").fetchall()
+    assert kept == [('"parcel"',), ('"support"',), ('"serial"',)]
+
+
+DELETED_TEXT = b"Urgent safety issues can be reported by phone"
+
+
+def file_bytes(db: Path) -> bytes:
+    """The index file and whatever WAL sits beside it."""
+    wal = db.with_name(db.name + "-wal")
+    return db.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+
+
+def test_a_deletion_purges_the_text_from_the_file(tmp_path: Path) -> None:
+    db = tmp_path / "index.db"
+    ingest(RUN1, db)
+    search(db, "urgent safety phone")  # the answer is cached too
+    assert DELETED_TEXT in file_bytes(db)
+    ingest(RUN2, db)
+    assert DELETED_TEXT not in file_bytes(db)
+    with Store(db) as store:
+        [receipt] = store.receipts()
+    assert receipt.retention.startswith("purged at ")
+    assert "FTS optimize" in receipt.retention and "VACUUM" in receipt.retention
+
+
+def test_a_receipt_stays_pending_while_a_reader_holds_the_old_pages(
+    make_manifest: ManifestBuilder, tmp_path: Path
+) -> None:
+    db = tmp_path / "index.db"
+    ingest(RUN1, db)
+    with sqlite3.connect(db, isolation_level=None) as reader:
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM chunks").fetchone()  # an open read snapshot
+        ingest(RUN2, db)
+        with Store(db) as store:
+            [receipt] = store.receipts()
+        assert receipt.retention.startswith("purge pending: ")
+        reader.execute("ROLLBACK")
+    other = make_manifest({"a.md": b"# A\n\nalpha text\n"})
+    assert ingest(other, db).endswith("added 1, updated 0, unchanged 0, failed 0, deleted 0")
+    with Store(db) as store:
+        [receipt] = store.receipts()
+    assert receipt.retention.startswith("purged at ")
+    assert DELETED_TEXT not in file_bytes(db)

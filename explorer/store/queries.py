@@ -13,7 +13,7 @@ from ..errors import ErrorCode, ExplorerError
 from .plan import Key, Served
 from .schema import BUSY_SECONDS, TABLES
 
-MAX_QUERY_CHARS = 10_000
+MAX_QUERY_CHARS = 100_000
 MAX_QUERY_TERMS = 64
 MAX_K = 100
 CACHE_ROWS = 1_000  # cached answers kept, newest first; each holds at most MAX_K hits

@@ -1,0 +1,94 @@
+"""The Persistent index tab is safe by default: a scratch index per session; a shared
+index only by server setting, with its tenants and deletions bounded by settings too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from explorer import ErrorCode, ExplorerError
+from tests.conftest import ROOT
+from tests.test_app import errors as shown_errors
+from ui.index_tab import IndexSettings, index_settings
+
+APP = str(ROOT / "app.py")
+LIBRARY = ROOT / "fixtures" / "library"
+
+
+def library_upload(at: AppTest, manifest: str) -> None:
+    files = [("manifest.json", (LIBRARY / manifest).read_bytes(), "application/json")]
+    files += [
+        (p.name, p.read_bytes(), "text/markdown") for p in sorted((LIBRARY / "docs").iterdir())
+    ]
+    at.radio(key="source").set_value("Upload a manifest").run()
+    at.file_uploader(key="upload").set_value(files).run()
+
+
+def start() -> AppTest:
+    return AppTest.from_file(APP, default_timeout=60).run()
+
+
+def test_settings_default_to_a_scratch_index_with_every_power_inside_it() -> None:
+    assert index_settings({}) == IndexSettings(None, None, True)
+
+
+def test_a_shared_index_opens_only_the_default_tenant_and_no_deletions() -> None:
+    shared = index_settings({"EXPLORER_DB": "/srv/index.db"})
+    assert shared == IndexSettings(Path("/srv/index.db"), frozenset({"default"}), False)
+    opened = index_settings(
+        {"EXPLORER_DB": "/srv/index.db", "EXPLORER_TENANTS": "acme, beta",
+         "EXPLORER_ALLOW_DELETIONS": "true"}
+    )  # fmt: skip
+    assert opened == IndexSettings(Path("/srv/index.db"), frozenset({"acme", "beta"}), True)
+    every = index_settings({"EXPLORER_DB": "/srv/index.db", "EXPLORER_TENANTS": "*"})
+    assert every.tenants is None
+    with pytest.raises(ExplorerError) as refused:
+        index_settings({"EXPLORER_DB": "x.db", "EXPLORER_ALLOW_DELETIONS": "maybe"})
+    assert refused.value.code is ErrorCode.USAGE
+
+
+def test_each_session_gets_its_own_scratch_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("EXPLORER_DB", "EXPLORER_TENANTS", "EXPLORER_ALLOW_DELETIONS"):
+        monkeypatch.delenv(name, raising=False)
+    first, second = start(), start()
+    first.button(key="ingest").click().run()
+    assert first.success[0].value.startswith("run 1: added 2")
+    second.button(key="ingest").click().run()
+    assert second.success[0].value.startswith("run 1: added 2")  # not run 2: its own index
+    paths = {Path(at.session_state["scratch_index"]) for at in (first, second)}
+    assert len(paths) == 2 and all(path.is_file() for path in paths)
+    assert not any(str(path) in " ".join(m.value for m in first.markdown) for path in paths)
+
+
+def test_a_shared_index_shows_and_changes_only_the_allowed_tenants(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EXPLORER_DB", str(tmp_path / "shared.db"))
+    monkeypatch.setenv("EXPLORER_TENANTS", "default")
+    at = start()
+    at.button(key="ingest").click().run()  # the bundled fixture: tenant default
+    assert at.success[0].value.startswith("run 1: added 2")
+    library_upload(at, "manifest.json")  # tenant acme
+    at.button(key="ingest").click().run()
+    assert any("not_allowed" in e and "belongs to tenant 'acme'" in e for e in shown_errors(at)), (
+        shown_errors(at)
+    )
+    assert at.selectbox(key="tenant").options == ["default"]
+
+
+def test_deletions_are_refused_unless_the_server_allows_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EXPLORER_DB", str(tmp_path / "shared.db"))
+    monkeypatch.setenv("EXPLORER_TENANTS", "acme")
+    at = start()
+    library_upload(at, "manifest.json")
+    at.button(key="ingest").click().run()
+    assert at.success[0].value.startswith("run 1: added 6")
+    library_upload(at, "manifest-run2.json")
+    at.button(key="ingest").click().run()
+    assert any(
+        "not_allowed" in e and "deletions are not allowed here" in e for e in shown_errors(at)
+    ), shown_errors(at)
