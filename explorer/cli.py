@@ -109,7 +109,8 @@ def _parser() -> argparse.ArgumentParser:
             default=DEFAULT_MAX_DOCUMENT_BYTES,
             help="refuse larger source files (default: 1 MiB, at most 64 MiB)",
         )
-        _limit_options(sub)
+        if name != "ingest":  # the store chunks with the default limits
+            _limit_options(sub)
         sub.add_argument(
             "--skip-failed", action="store_true", help="leave out documents that fail to load"
         )
