@@ -1,4 +1,4 @@
-"""Throughput of the core, printed as figures (not a timed test).
+"""Throughput of the core and of the commands, printed as figures (not a timed test).
 
     make bench    (or: PYTHONPATH=. .venv/bin/python scripts/bench.py [CORPUS_DIR])
 
@@ -8,14 +8,24 @@
    validation rebuilds and checks it.
 2. Single documents of 1, 2 and 4 MiB cut from the corpus: the 4 MiB / 1 MiB time ratio
    shows whether the work grows linearly (4.0 is linear).
+3. Whole processes, as a person runs them: the corpus's loadable documents copied 6 and
+   30 times (each copy with one varied line, so every document differs; 10.4 and 52 MB)
+   under a temporary folder with a manifest of their SHA-256 digests. `index --out`,
+   `validate`, `compare --out` and the seed's reference algorithm
+   (scripts/seed_reference.py) each run as their own process: wall time, and peak
+   resident memory from wait4(2).
+4. The goals of the architecture issue, each with its figure.
 
-Each figure is the best of several runs in this one process, so ratios compare like
-with like on a noisy machine.
+In-process figures are the best of several runs in this one process, so ratios compare
+like with like on a noisy machine; whole-process figures are the best of three.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from functools import partial
@@ -33,6 +43,8 @@ from explorer import (
 )
 from explorer.digests import sha_bytes
 from explorer.documents import document_record
+from explorer.index import write_index
+from explorer.jsonio import dump_json
 from explorer.manifest import Manifest
 
 MIB = 1024 * 1024
@@ -104,21 +116,181 @@ def single_document(corpus: list[DocumentRecord], size: int) -> DocumentRecord:
     return document_record(record, text)
 
 
-def scaling_figures(corpus: list[DocumentRecord]) -> None:
-    print("\n## Single documents: seconds per build, and the 4 MiB / 1 MiB ratio")
+def scaling_figures(corpus: list[DocumentRecord]) -> float:
+    """Seconds per streamed index (`write_index`, bytes dropped) of one document; returns
+    heading-aware's 4 MiB / 1 MiB ratio."""
+    print("\n## Single documents: seconds per streamed index, and the 4 MiB / 1 MiB ratio")
     print(f"{'policy':<15}{'1 MiB':>9}{'2 MiB':>9}{'4 MiB':>9}{'MB/s @4':>9}{'ratio':>8}")
     documents = {n: single_document(corpus, n * MIB) for n in (1, 2, 4)}
+    ratio = 0.0
     for name in POLICIES:
         config = make_config(name)
         seconds = {
-            n: best_seconds(partial(build_index, [d], config), repeats=3)
+            n: best_seconds(partial(write_index, [d], config, len), repeats=3)
             for n, d in documents.items()
         }
         rate = 4 * MIB / 1e6 / seconds[4]
+        ratio = seconds[4] / seconds[1] if name == "heading-aware" else ratio
         print(
             f"{name:<15}{seconds[1]:>9.3f}{seconds[2]:>9.3f}{seconds[4]:>9.3f}"
             f"{rate:>9.1f}{seconds[4] / seconds[1]:>8.2f}"
         )
+    return ratio
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def copied_corpus(
+    folder: Path, documents: list[DocumentRecord], copies: int, where: Path
+) -> tuple[Path, float]:
+    """`copies` copies of each loadable document, each with one varied line, and their
+    manifest; returns it and the MB of source bytes it lists."""
+    entries = []
+    size = 0
+    for copy in range(copies):
+        for document in documents:
+            data = (folder / document["path"]).read_bytes() + b"\nCopy %d of this page.\n" % copy
+            path = f"copy-{copy:02d}/{document['path']}"
+            (where / path).parent.mkdir(parents=True, exist_ok=True)
+            (where / path).write_bytes(data)
+            entries.append(
+                {"source_id": path, "version": "1.0", "path": path, "sha256": sha_bytes(data)}
+            )
+            size += len(data)
+    manifest = where / "manifest.json"
+    manifest.write_text(dump_json({"manifest_version": 1, "documents": entries}), "utf-8")
+    return manifest, size / 1e6
+
+
+# Runs a command and prints its wall seconds, peak resident KiB and exit code. Forked from
+# this small process rather than from the bench, whose own memory a child's peak (kept
+# across exec) would otherwise include.
+MEASURE = """
+import os, subprocess, sys, time
+began = time.perf_counter()
+child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+_, status, usage = os.wait4(child.pid, 0)
+print(time.perf_counter() - began, usage.ru_maxrss, os.waitstatus_to_exitcode(status))
+"""
+
+
+def whole_process(argv: list[str | Path], repeats: int = 3) -> tuple[float, float]:
+    """Best wall seconds of a fresh process, and its peak resident MB (wait4, workers
+    included)."""
+    best, peak = float("inf"), 0.0
+    for _ in range(repeats):
+        measured = subprocess.run(
+            [sys.executable, "-c", MEASURE, *(str(a) for a in argv)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            check=False,
+        )
+        seconds, kib, code = measured.stdout.split()
+        if int(code) != 0:
+            raise SystemExit(f"{argv} failed: {measured.stderr[-500:]}")
+        if float(seconds) < best:
+            best, peak = float(seconds), int(kib) * 1024 / 1e6
+    return best, peak
+
+
+def no_chunk_limit(command: str) -> list[str]:
+    """`--max-chunks` at its ceiling where the command has that limit: 52 MB of Markdown
+    in 220-character chunks passes the default."""
+    shown = subprocess.run(
+        [sys.executable, "-m", "explorer", command, "--help"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    ).stdout
+    return ["--max-chunks", "10000000"] if "--max-chunks" in shown else []
+
+
+def process_figures(
+    folder: Path, documents: list[DocumentRecord]
+) -> tuple[dict[str, tuple[float, float]], dict[str, float]]:
+    """Whole-process seconds and peak MB per command, and the corpora's sizes in MB."""
+    explorer: list[str | Path] = [sys.executable, "-m", "explorer"]
+    reference: list[str | Path] = [sys.executable, ROOT / "scripts" / "seed_reference.py"]
+    figures: dict[str, tuple[float, float]] = {}
+    sizes: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="explorer-bench-") as temporary:
+        where = Path(temporary)
+        for label, copies in (("10", 6), ("52", 30)):
+            corpus = where / f"corpus-{label}"
+            manifest, sizes[label] = copied_corpus(folder, documents, copies, corpus)
+            out = where / f"index-{label}.json"
+            print(
+                f"\n## Whole processes on {sizes[label]:.2f} MB ({len(documents) * copies} "
+                "documents), heading-aware 220"
+            )
+            print(f"{'command':<40}{'seconds':>9}{'MB/s':>8}{'peak MB':>9}{'x input':>9}")
+            runs: list[tuple[str, list[str | Path]]] = [
+                (
+                    "index --out",
+                    [*explorer, "index", manifest, "--policy", "heading-aware",
+                     "--skip-failed", "--out", out, *no_chunk_limit("index")],
+                ),
+                ("validate (that index)", [*explorer, "validate", out,
+                                           *no_chunk_limit("validate")]),
+            ]  # fmt: skip
+            if label == "10":
+                runs += [
+                    (
+                        "compare --out (three policies)",
+                        [*explorer, "compare", manifest, "--skip-failed",
+                         "--out", where / "report.json", *no_chunk_limit("compare")],
+                    ),
+                    (
+                        "seed reference, json.dumps(indent=2)",
+                        [*reference, manifest, "heading-aware", where / "reference.json"],
+                    ),
+                ]  # fmt: skip
+            for name, argv in runs:
+                seconds, peak = whole_process(argv, repeats=3 if label == "10" else 1)
+                figures[f"{name} @{label}"] = (seconds, peak)
+                print(
+                    f"{name:<40}{seconds:>9.2f}{sizes[label] / seconds:>8.1f}"
+                    f"{peak:>9.0f}{peak / sizes[label]:>9.1f}"
+                )
+            if label == "10":
+                same = index_id(out) == index_id(where / "reference.json")
+                print(f"the reference's index_id equals explorer's: {'yes' if same else 'NO'}")
+    return figures, sizes
+
+
+def index_id(path: Path) -> str:
+    """The last key of an index file, without parsing the whole of it."""
+    with path.open("rb") as handle:
+        handle.seek(max(0, path.stat().st_size - 200))
+        tail = handle.read().decode("utf-8", errors="ignore")
+    return tail.rsplit('"index_id":', 1)[1].split('"')[1]
+
+
+def goals(figures: dict[str, tuple[float, float]], sizes: dict[str, float], ratio: float) -> None:
+    index_rate = sizes["10"] / figures["index --out @10"][0]
+    reference_rate = sizes["10"] / figures["seed reference, json.dumps(indent=2) @10"][0]
+    validate_rate = sizes["10"] / figures["validate (that index) @10"][0]
+    memory = figures["index --out @52"][1] / sizes["52"]
+    rows = [
+        ("index --out, whole process, 10 MB", f"{index_rate:.1f} MB/s", ">= 25", index_rate >= 25),
+        (
+            "  ... times the reference's whole process",
+            f"{index_rate / reference_rate:.1f}x",
+            ">= 5x",
+            index_rate >= 5 * reference_rate,
+        ),
+        ("validate, whole process, 10 MB", f"{validate_rate:.1f} MB/s", ">= 25",
+         validate_rate >= 25),
+        ("peak RSS of index --out, 52 MB", f"{memory:.1f}x input", "<= 6x", memory <= 6),
+        ("linear growth, 4 MiB / 1 MiB", f"{ratio:.2f}", "<= 4.5", ratio <= 4.5),
+    ]  # fmt: skip
+    print("\n## Goals (architecture issue)")
+    for name, figure, goal, met in rows:
+        print(f"{name:<44}{figure:>14}  goal {goal:<7}{'met' if met else 'NOT MET'}")
 
 
 def main(argv: list[str]) -> int:
@@ -130,7 +302,9 @@ def main(argv: list[str]) -> int:
     documents, total, refused = load_folder(folder)
     print(f"refused: {refused or 'none'} (of {total} files)")
     corpus_figures(documents)
-    scaling_figures(documents)
+    ratio = scaling_figures(documents)
+    figures, sizes = process_figures(folder, documents)
+    goals(figures, sizes, ratio)
     return 0
 
 
