@@ -271,9 +271,19 @@ def _emit(produce: Producer, out: Path | None, stdout: TextIO) -> None:
     if buffer is None:
         produce(lambda piece: stdout.write(piece.decode("utf-8")))
         return
-    stdout.flush()
-    produce(buffer.write)
-    buffer.flush()
+    try:
+        stdout.flush()
+        produce(buffer.write)
+        buffer.flush()
+    except BrokenPipeError:
+        # The reader left (`| head`): nothing more can go there, and Python's own flush at
+        # exit must not fail on what is still buffered.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, buffer.fileno())
+        os.close(devnull)
+        raise ExplorerError(
+            ErrorCode.IO_ERROR, "standard output was closed before all the JSON was written"
+        ) from None
 
 
 def _chunk_maps(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:

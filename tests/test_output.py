@@ -6,6 +6,8 @@ import io
 import json
 import os
 import stat
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
@@ -313,3 +315,21 @@ def test_index_command_with_workers(awkward: Path, parallel: None, tmp_path: Pat
     assert run_cli("index", awkward, "--policy", "heading-aware", "--out", out).code == 0
     _, load = loaded(awkward)
     assert json.loads(out.read_bytes()) == build_index(load.documents, make_config("heading-aware"))
+
+
+def test_a_reader_that_leaves_early_gets_no_traceback(make_manifest: ManifestBuilder) -> None:
+    manifest = make_manifest({"doc.md": b"# Title\n\n" + b"word " * 100_000 + b"\n"})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "explorer", "index", str(manifest), "--policy", "paragraph"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.read(10) == b'{"schema_v'
+    process.stdout.close()  # as `| head -c 10` does
+    errors = process.stderr.read().decode()
+    assert process.wait() == 2
+    assert errors == (
+        "error: io_error: standard output was closed before all the JSON was written\n"
+    )
