@@ -36,7 +36,7 @@ from .loading import (
     load_documents,
     read_at_most,
 )
-from .manifest import Manifest, parse_manifest
+from .manifest import Manifest, parse_manifest, require_unique_source_ids
 from .output import parallel_encoder
 from .policies import POLICIES, make_config
 from .report import write_report
@@ -178,6 +178,8 @@ def _read(path: Path, what: str) -> bytes:
 
 def _load(args: argparse.Namespace, err: TextIO) -> tuple[Manifest, LoadResult]:
     manifest = parse_manifest(_read(args.manifest, "manifest"))
+    if args.command != "ingest":  # one index keyed by source_id
+        require_unique_source_ids(manifest)
     load = load_documents(manifest, DirectoryReader(args.manifest.parent), args.max_document_bytes)
     # A persistent index records failures and keeps serving the old version: no refusal.
     proceed = args.skip_failed or args.command == "ingest"

@@ -26,6 +26,14 @@ def normal_path(path: str) -> str:
     return PurePosixPath(path).as_posix() if path else path
 
 
+DEFAULT_SCOPE = "default"
+
+
+def scope_of(access_scope: str | None) -> str:
+    """The tenant an entry belongs to: its `access_scope`, or `default`."""
+    return access_scope or DEFAULT_SCOPE
+
+
 class ManifestDocument(NoNullModel):
     source_id: PlainText
     version: PlainText
@@ -96,24 +104,51 @@ class Manifest(StrictModel):
 
     @model_validator(mode="after")
     def _unique_and_linked(self) -> Manifest:
-        _refuse_repeats("source_id", [d.source_id for d in self.documents])
+        seen: set[tuple[str, str]] = set()
+        for document in self.documents:  # a source_id is unique within its access_scope
+            key = (scope_of(document.access_scope), document.source_id)
+            if key in seen:
+                raise ValueError(f"duplicate source_id {key[1]!r} in access_scope {key[0]!r}")
+            seen.add(key)
         _refuse_repeats("path", [d.path for d in self.documents])
         _refuse_repeats("span check id", [c.id for c in self.span_checks])
-        listed = {(d.source_id, d.access_scope) for d in self.documents}
+        listed = {(d.source_id, scope_of(d.access_scope)) for d in self.documents}
         for gone in self.deleted:
-            if (gone.source_id, gone.access_scope) in listed:
+            if (gone.source_id, scope_of(gone.access_scope)) in listed:
                 raise ValueError(f"{gone.source_id!r} is both listed and deleted")
         _refuse_repeats(
-            "deleted source_id", [f"{d.access_scope}/{d.source_id}" for d in self.deleted]
+            "deleted source_id", [f"{scope_of(d.access_scope)}/{d.source_id}" for d in self.deleted]
         )
-        known = {d.source_id for d in self.documents}
+        scopes: dict[str, set[str]] = {}
+        for d in self.documents:
+            scopes.setdefault(d.source_id, set()).add(scope_of(d.access_scope))
         for check in self.span_checks:
-            if check.source_id not in known:
+            if check.source_id not in scopes:
                 raise ValueError(
                     f"span check {check.id!r} names source_id {check.source_id!r}, "
                     "which no document has"
                 )
+            if len(scopes[check.source_id]) > 1:
+                raise ValueError(
+                    f"span check {check.id!r} names source_id {check.source_id!r}, "
+                    "which more than one access_scope lists"
+                )
         return self
+
+
+def require_unique_source_ids(manifest: Manifest) -> None:
+    """`compare`, `index` and `chunk-map` key one index by `source_id`: a source_id that
+    two access_scopes list (which `ingest` allows) is refused there."""
+    scopes: dict[str, str] = {}
+    for document in manifest.documents:
+        scope = scope_of(document.access_scope)
+        if scopes.setdefault(document.source_id, scope) != scope:
+            raise ExplorerError(
+                ErrorCode.INVALID_MANIFEST,
+                f"source_id {document.source_id!r} is listed in access_scopes "
+                f"{scopes[document.source_id]!r} and {scope!r}; only ingest keys documents by "
+                "access_scope, so give each its own source_id here",
+            )
 
 
 def _refuse_repeats(what: str, values: list[str]) -> None:

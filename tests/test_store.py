@@ -391,3 +391,56 @@ def test_a_receipt_stays_pending_while_a_reader_holds_the_old_pages(
         [receipt] = store.receipts()
     assert receipt.retention.startswith("purged at ")
     assert DELETED_TEXT not in file_bytes(db)
+
+
+def test_one_source_id_in_two_tenants_is_two_documents(
+    make_manifest: ManifestBuilder, tmp_path: Path
+) -> None:
+    files = {"one.md": b"# A\n\nalpha for tenant one\n", "two.md": b"# A\n\nalpha for tenant two\n"}
+    entries = [
+        {"source_id": "a", "version": "1", "path": name, "sha256": hashlib.sha256(data).hexdigest(),
+         "access_scope": scope}
+        for (name, data), scope in zip(files.items(), ("t1", "t2"), strict=True)
+    ]  # fmt: skip
+    db = tmp_path / "index.db"
+    both = make_manifest(files, documents=entries)
+    assert ingest(both, db) == "run 1: added 2, updated 0, unchanged 0, failed 0, deleted 0"
+    assert [line.split()[-1] for line in search(db, "alpha", tenant="t1")] == ["one"]
+    assert [line.split()[-1] for line in search(db, "alpha", tenant="t2")] == ["two"]
+    raw = {"manifest_version": 1, "documents": entries[1:],
+           "deleted": [{"source_id": "a", "access_scope": "t1"}]}  # fmt: skip
+    assert ingest(make_manifest(files, raw=json.dumps(raw).encode()), db).endswith("deleted 1")
+    assert search(db, "alpha", tenant="t1") == []
+    assert len(search(db, "alpha", tenant="t2")) == 1
+    # One index keyed by source_id cannot hold both: compare and index refuse, and say why.
+    both = make_manifest(files, documents=entries)
+    for command in (("compare",), ("index", "--policy", "paragraph")):
+        result = run_cli(*command, both)
+        assert (result.code, result.err) == (
+            2,
+            "error: invalid_manifest: source_id 'a' is listed in access_scopes 't1' and 't2'; "
+            "only ingest keys documents by access_scope, so give each its own source_id here\n",
+        )
+
+
+def test_a_source_id_repeated_in_one_tenant_or_checked_in_two_is_refused(
+    make_manifest: ManifestBuilder,
+) -> None:
+    data = b"# A\n\nx\n"
+    entry = {"source_id": "a", "version": "1", "path": "a.md",
+             "sha256": hashlib.sha256(data).hexdigest(), "access_scope": "t1"}  # fmt: skip
+    files = {"a.md": data, "b.md": data}
+    same = {"manifest_version": 1, "documents": [entry, {**entry, "path": "b.md"}]}
+    result = run_cli("ingest", make_manifest(files, raw=json.dumps(same).encode()))
+    assert result.err.startswith("error: invalid_manifest: ")
+    assert "duplicate source_id 'a' in access_scope 't1'" in result.err
+    checked = {
+        "manifest_version": 1,
+        "documents": [entry, {**entry, "path": "b.md", "access_scope": "t2"}],
+        "span_checks": [{"id": "c", "source_id": "a", "spans": [{"label": "x", "quote": "x"}]}],
+    }
+    result = run_cli("ingest", make_manifest(files, raw=json.dumps(checked).encode()))
+    assert result.err.startswith("error: invalid_manifest: ")
+    assert "span check 'c' names source_id 'a', which more than one access_scope lists" in (
+        result.err
+    )

@@ -17,9 +17,10 @@ crosses tenants. This package does I/O by design; the chunks come from the pure 
 
 from pathlib import Path
 
+from ..manifest import DEFAULT_SCOPE as DEFAULT_TENANT
 from .apply import Checkpoint, RunSummary
 from .handle import Store
-from .plan import DEFAULT_TENANT, Outcome, Plan, plan_run, tenant_of
+from .plan import Outcome, Plan, plan_run
 from .queries import MAX_K, MAX_QUERY_TERMS, Hit, Receipt, RunRow, RunState
 
 DEFAULT_DB = Path(".explorer") / "index.db"
@@ -39,5 +40,4 @@ __all__ = [
     "RunSummary",
     "Store",
     "plan_run",
-    "tenant_of",
 ]

@@ -11,15 +11,10 @@ from ..documents import DocumentRecord
 from ..errors import ErrorCode, ExplorerError
 from ..loading import LoadResult
 from ..manifest import Manifest
-
-DEFAULT_TENANT = "default"
+from ..manifest import scope_of as tenant_of
 
 # (tenant, source_id): how the index keys a document.
 Key = tuple[str, str]
-
-
-def tenant_of(access_scope: str | None) -> str:
-    return access_scope or DEFAULT_TENANT
 
 
 class Outcome(StrEnum):
