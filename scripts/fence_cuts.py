@@ -14,7 +14,8 @@ normalized as the loader does (BOM dropped, CR LF and lone CR to LF). Then:
    the markdown grammar (a block larger than the size alone, cut at lines by
    `split_block`), on those files and on all files.
 3. Throughput, best of several runs: the markdown grammar alone (parse, sections,
-   blocks), cl100k_base token counting, and the whole markdown + token-packing pipeline.
+   blocks), cl100k_base token counting, and the whole markdown + token-packing pipeline;
+   and the time ratio of 4 MiB to 1 MiB documents (4.0 is linear).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 
 from markdown_it import MarkdownIt
@@ -32,12 +34,13 @@ from explorer.grammar import require_heading, section_paragraphs
 from explorer.grammar import sections as v1_sections
 from explorer.markdown_grammar import sections as markdown_sections
 from explorer.markdown_grammar import split_block
-from explorer.tokens import CHARS, TOKENS, count_tokens
+from explorer.tokens import CHARS, TOKENS, count_tokens, token_windows
 
 Span = tuple[int, int]
 SIZES = (100, 220, 500, 1000)
 TOKEN_SIZE = 256
 REPEATS = 3
+MIB = 1024 * 1024
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "markdown-docs"
 
 # A parser of its own, so the measure does not trust the grammar it measures.
@@ -157,6 +160,10 @@ def token_chunks(text: str, size: int) -> list[Span]:
     return chunks
 
 
+def token_windows_of(text: str, size: int) -> list[Span]:
+    return token_windows(text, 0, len(text), size)
+
+
 def best_seconds(work: Callable[[], object]) -> float:
     best = float("inf")
     for _ in range(REPEATS):
@@ -250,6 +257,17 @@ def main(corpus: Path) -> None:
         f"({TOKEN_SIZE}) {megabytes / pipeline:6.2f} MB/s"
     )
     print(f"  for reference, grammar v1 heading-aware 220   {v1_megabytes / v1_time:6.2f} MB/s")
+
+    # Linear time: one document of 1 and of 4 MiB cut from the corpus (4.0 is linear).
+    joined = "\n\n".join(corpus_texts)
+    joined *= 1 + 4 * MIB // len(joined)
+    print()
+    for label, work in (
+        ("markdown sections", markdown_sections),
+        (f"token windows of {TOKEN_SIZE}", partial(token_windows_of, size=TOKEN_SIZE)),
+    ):
+        one, four = (best_seconds(partial(work, joined[: n * MIB])) for n in (1, 4))
+        print(f"  {label}: 1 MiB in {one:.2f} s, 4 MiB / 1 MiB time ratio {four / one:.2f}")
 
 
 if __name__ == "__main__":
