@@ -92,3 +92,18 @@ def test_deletions_are_refused_unless_the_server_allows_them(
     assert any(
         "not_allowed" in e and "deletions are not allowed here" in e for e in shown_errors(at)
     ), shown_errors(at)
+
+
+def test_the_secrets_file_can_name_the_shared_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("EXPLORER_DB", "EXPLORER_TENANTS", "EXPLORER_ALLOW_DELETIONS"):
+        monkeypatch.delenv(name, raising=False)
+    shared = tmp_path / "from-secrets.db"
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.secrets["EXPLORER_DB"] = str(shared)
+    at.run()
+    at.button(key="ingest").click().run()
+    assert at.success[0].value.startswith("run 1: added 2")
+    assert shared.is_file()
+    assert "scratch_index" not in at.session_state
