@@ -3,8 +3,9 @@
     make bench-store    (or: PYTHONPATH=. .venv/bin/python scripts/bench_store.py [N])
 
 Generates N (default 1,000) small Markdown documents in a temporary folder, then times,
-in one process: loading (digests verified), a cold ingest into a new index, and a re-run
-of the same manifest, which should cost little beyond reading and hashing.
+in one process: loading (digests verified), a cold ingest into a new index, a re-run of
+the same manifest (which should cost little beyond reading and hashing), searches, and
+a run that deletes one document (its purge rebuilds the file).
 """
 
 from __future__ import annotations
@@ -17,7 +18,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from explorer import DirectoryReader, load_documents, make_config, parse_manifest
+from explorer import (
+    DirectoryReader,
+    ErrorCode,
+    ExplorerError,
+    load_documents,
+    make_config,
+    parse_manifest,
+)
 from explorer.store import Store
 
 WORDS = [
@@ -76,6 +84,38 @@ def timed_run(manifest_path: Path, db: Path) -> tuple[float, str]:
     return time.perf_counter() - began, summary.line()
 
 
+def timed_deletion(manifest_path: Path, db: Path) -> tuple[float, str]:
+    """Delete the first document: the run's purge (FTS optimize, VACUUM) dominates."""
+    raw = json.loads(manifest_path.read_text("utf-8"))
+    first = raw["documents"][0]
+    raw["documents"] = raw["documents"][1:]
+    raw["deleted"] = [{"source_id": first["source_id"], "access_scope": first["access_scope"]}]
+    deleting = manifest_path.with_name("manifest-delete.json")
+    deleting.write_text(json.dumps(raw), "utf-8")
+    return timed_run(deleting, db)
+
+
+def timed_searches(db: Path) -> tuple[float, float, float]:
+    """Milliseconds: a first search, the same one answered from the cache, and a query
+    of 15,000 distinct words refused at the term limit."""
+    with Store(db) as store:
+        began = time.perf_counter()
+        store.search("refund warranty parcel", "tenant-0", 10)
+        cold = time.perf_counter() - began
+        began = time.perf_counter()
+        store.search("refund warranty parcel", "tenant-0", 10)
+        cached = time.perf_counter() - began
+        began = time.perf_counter()
+        try:
+            store.search(" ".join(f"w{n}" for n in range(15_000)), "tenant-0", 10)
+        except ExplorerError as error:
+            assert error.code is ErrorCode.INVALID_QUERY, error
+        else:
+            raise SystemExit("a query of 15,000 distinct words was not refused")
+        refused = time.perf_counter() - began
+    return cold * 1e3, cached * 1e3, refused * 1e3
+
+
 def main(argv: list[str]) -> int:
     count = int(argv[0]) if argv else 1000
     with tempfile.TemporaryDirectory() as scratch:
@@ -94,6 +134,12 @@ def main(argv: list[str]) -> int:
         print(f"load and verify  {load_only:8.3f} s   (the floor of any re-run)")
         print(f"re-run / cold    {again / cold:8.3f}")
         print(f"index file       {db.stat().st_size / 1e6:8.2f} MB")
+        first, cached, refused = timed_searches(db)
+        print(f"search           {first:8.2f} ms first, {cached:.2f} ms cached, "
+              f"{refused:.2f} ms to refuse 15,000 words")  # fmt: skip
+        deletion, deletion_line = timed_deletion(manifest, db)
+        print(f"delete + purge   {deletion:8.3f} s   {deletion_line}")
+        print(f"index file       {db.stat().st_size / 1e6:8.2f} MB after the purge")
     return 0
 
 
