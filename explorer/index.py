@@ -175,15 +175,15 @@ def index_id_tail(config: ChunkConfig, documents: list[DocumentRecord]) -> bytes
 # Each document's canonical chunk JSON, in the order given. Documents are chunked
 # independently, so `write_index` may have this done elsewhere (explorer.output: in other
 # processes); `encode_documents` is the plain loop.
-Encoder = Callable[[Sequence[DocumentRecord], ChunkConfig], Iterator[list[bytes]]]
+Encoder = Callable[[Sequence[DocumentRecord], ChunkConfig, Limits], Iterator[list[bytes]]]
 
 
 def encode_documents(
-    documents: Sequence[DocumentRecord], config: ChunkConfig
+    documents: Sequence[DocumentRecord], config: ChunkConfig, limits: Limits = DEFAULT_LIMITS
 ) -> Iterator[list[bytes]]:
     id_prefix = _id_prefix(config)
     for document in documents:
-        yield _encoded_chunks(document, config, id_prefix)[1]
+        yield _encoded_chunks(document, config, id_prefix, limits)[1]
 
 
 def build_index(
@@ -259,7 +259,7 @@ def write_index(
     index_hash = sha256(b'{"chunks":[')
     id_prefix = _id_prefix(config)
     count = 0
-    encoded = None if encode is None else encode(ordered, config)
+    encoded = None if encode is None else encode(ordered, config, limits)
     for document in ordered:
         if encoded is None:
             records, parts = _encoded_chunks(document, config, id_prefix, limits)

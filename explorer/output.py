@@ -19,18 +19,19 @@ from .config import ChunkConfig
 from .documents import DocumentRecord
 from .errors import ErrorCode, ExplorerError
 from .index import Encoder, encode_documents
+from .limits import Limits
 
 # Below this much text, forking costs more than it saves.
 MIN_PARALLEL_CHARS = 2_000_000
 BATCH_CHARS = 256 * 1024
 MAX_WORKERS = 8
 
-_shared: tuple[Sequence[DocumentRecord], ChunkConfig] | None = None
+_shared: tuple[Sequence[DocumentRecord], ChunkConfig, Limits] | None = None
 
 
-def _share(documents: Sequence[DocumentRecord], config: ChunkConfig) -> None:
+def _share(documents: Sequence[DocumentRecord], config: ChunkConfig, limits: Limits) -> None:
     global _shared
-    _shared = (documents, config)
+    _shared = (documents, config, limits)
 
 
 Batch = list[list[bytes]] | tuple[str, str]
@@ -40,9 +41,9 @@ def _encode_batch(start: int, stop: int) -> Batch:
     """One batch's canonical chunks per document, or an ExplorerError's code and detail
     (which do not survive pickling as the exception itself)."""
     assert _shared is not None
-    documents, config = _shared
+    documents, config, limits = _shared
     try:
-        return list(encode_documents(documents[start:stop], config))
+        return list(encode_documents(documents[start:stop], config, limits))
     except ExplorerError as error:
         return (error.code.value, error.detail)
 
@@ -75,9 +76,11 @@ def parallel_encoder(documents: Sequence[DocumentRecord]) -> Encoder | None:
     if "fork" not in multiprocessing.get_all_start_methods():
         return None
 
-    def encode(ordered: Sequence[DocumentRecord], config: ChunkConfig) -> Iterator[list[bytes]]:
+    def encode(
+        ordered: Sequence[DocumentRecord], config: ChunkConfig, limits: Limits
+    ) -> Iterator[list[bytes]]:
         context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(workers, context, _share, (ordered, config)) as pool:
+        with ProcessPoolExecutor(workers, context, _share, (ordered, config, limits)) as pool:
             pending: deque[Future[Batch]] = deque()
             batches = _batches(ordered)
             for start, stop in batches:

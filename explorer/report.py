@@ -12,7 +12,7 @@ from .checks import CheckResult, ResolvedCheck, evaluate_checks, resolve_check
 from .config import ChunkConfig
 from .documents import DocumentRecord
 from .errors import ErrorCode, ExplorerError
-from .index import ChunkRecord, Index, build_index, write_index
+from .index import Encoder, Index, build_index, document_chunks, write_index
 from .limits import DEFAULT_LIMITS, Limits
 from .loading import LoadResult
 from .manifest import SpanCheck
@@ -135,11 +135,13 @@ def write_report(
     sizes: Mapping[str, int] | None,
     write: Callable[[bytes], object],
     limits: Limits = DEFAULT_LIMITS,
+    encode: Encoder | None = None,
 ) -> None:
-    """`compare` as JSON bytes passed to `write` while each index is built (`write_index`):
-    `json.loads` of them equals `compare(load, checks, sizes)`. The keys come in another
-    order: `indexes` before `policies`, whose ids and checks are known only once each
-    index has been written. Only the chunks of checked documents are kept meanwhile."""
+    """`compare` as JSON bytes passed to `write` while each index is built (`write_index`,
+    with `encode` if given): `json.loads` of them equals `compare(load, checks, sizes)`.
+    The keys come in another order: `indexes` before `policies`, whose ids and checks are
+    known only once each index has been written. The checks look at the chunks of their
+    own documents alone, built again for them."""
     if not load.documents:
         raise ExplorerError(
             ErrorCode.NO_DOCUMENTS, "no document loaded, so there is nothing to chunk"
@@ -154,16 +156,11 @@ def write_report(
         % (REPORT_VERSION, orjson.dumps(documents), orjson.dumps(list(skipped)))
     )
     policies: list[PolicyResult] = []
-    kept: list[ChunkRecord] = []  # the current policy's chunks of checked documents
-
-    def keep(document: DocumentRecord, records: list[ChunkRecord]) -> None:
-        if document["source_id"] in checked:
-            kept.extend(records)
-
+    checked_documents = [d for d in load.documents if d["source_id"] in checked]
     for position, config in enumerate(policy_configs(sizes)):
-        kept.clear()
         write(b"%b%b:" % (b",\n" if position else b"\n", orjson.dumps(config.strategy)))
-        summary = write_index(load.documents, config, write, keep, limits=limits)
+        summary = write_index(load.documents, config, write, limits=limits, encode=encode)
+        kept = [c for d in checked_documents for c in document_chunks(d, config, limits)]
         policies.append(
             {
                 "name": config.strategy,

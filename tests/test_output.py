@@ -270,17 +270,26 @@ def test_workers_write_the_same_bytes(policy: str, awkward: Path, parallel: None
         assert by_workers == streamed(partial(write_index, load.documents, config))
 
 
+def test_workers_write_the_same_report(parallel: None) -> None:
+    for manifest in (MANIFEST, LIBRARY):
+        parsed, load = loaded(manifest)
+        encode = output.parallel_encoder(load.documents)
+        assert encode is not None
+        plain = partial(write_report, load, parsed.span_checks, None)
+        assert streamed(partial(plain, encode=encode)) == streamed(plain)
+
+
 def test_a_refusal_in_a_worker_keeps_its_code(
     awkward: Path, parallel: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _, load = loaded(awkward)
     plain = encode_documents
 
-    def refuses_c(documents: Any, config: Any) -> Iterator[list[bytes]]:
+    def refuses_c(documents: Any, config: Any, limits: Any) -> Iterator[list[bytes]]:
         for document in documents:
             if document["source_id"] == "c":
                 raise ExplorerError(ErrorCode.UNSUPPORTED_CHUNK_CONFIG, "c is refused")
-            yield from plain([document], config)
+            yield from plain([document], config, limits)
 
     monkeypatch.setattr(output, "encode_documents", refuses_c)
     encode = output.parallel_encoder(load.documents)
@@ -333,3 +342,10 @@ def test_a_reader_that_leaves_early_gets_no_traceback(make_manifest: ManifestBui
     assert errors == (
         "error: io_error: standard output was closed before all the JSON was written\n"
     )
+
+
+def test_workers_hold_the_limits_given(awkward: Path, parallel: None) -> None:
+    for command, extra in (("index", ["--policy", "fixed-char"]), ("compare", [])):
+        result = run_cli(command, awkward, *extra, "--max-document-chunks", "3")
+        assert result.code == 2
+        assert result.err.startswith("error: too_many_chunks: document "), result.err
