@@ -102,9 +102,9 @@ def evaluate_check(check: ResolvedCheck, chunks: Sequence[ChunkRecord]) -> Check
 def evaluate_checks(
     checks: Sequence[ResolvedCheck], chunks: Sequence[ChunkRecord], limits: Limits = DEFAULT_LIMITS
 ) -> list[CheckResult]:
-    """Every check against the chunks of its own document, once the work is known to be
-    within `limits.span_check_work`."""
-    require_span_check_work(len(checks), len(chunks), limits)
+    """Every check against the chunks of its own document, once the work (each span
+    against every chunk, at most) is known to be within `limits.span_check_work`."""
+    require_span_check_work(sum(len(check.spans) for check in checks), len(chunks), limits)
     by_source: dict[str, list[ChunkRecord]] = {}
     for chunk in chunks:
         by_source.setdefault(chunk["source_id"], []).append(chunk)

@@ -30,7 +30,9 @@ from .limits import (
 )
 from .loading import (
     DEFAULT_MAX_DOCUMENT_BYTES,
+    DEFAULT_MAX_TOTAL_BYTES,
     MAX_DOCUMENT_BYTES_LIMIT,
+    MAX_TOTAL_BYTES_LIMIT,
     DirectoryReader,
     LoadResult,
     load_documents,
@@ -62,6 +64,22 @@ def _positive(value: str, maximum: int = 1_000_000_000) -> int:
     if number > maximum:
         raise argparse.ArgumentTypeError(f"{value[:40]!r} is more than the maximum, {maximum:,}")
     return number
+
+
+def _size_options(sub: argparse.ArgumentParser) -> None:
+    """How many bytes of sources a manifest may have read."""
+    sub.add_argument(
+        "--max-document-bytes",
+        type=partial(_positive, maximum=MAX_DOCUMENT_BYTES_LIMIT),
+        default=DEFAULT_MAX_DOCUMENT_BYTES,
+        help="refuse larger source files (default: 1 MiB, at most 64 MiB)",
+    )
+    sub.add_argument(
+        "--max-total-bytes",
+        type=partial(_positive, maximum=MAX_TOTAL_BYTES_LIMIT),
+        default=DEFAULT_MAX_TOTAL_BYTES,
+        help="refuse sources that hold more together (default: 256 MiB, at most 4 GiB)",
+    )
 
 
 def _limit_options(sub: argparse.ArgumentParser) -> None:
@@ -103,12 +121,7 @@ def _parser() -> argparse.ArgumentParser:
         else:
             sub.add_argument("manifest", type=Path, help=where)
         sub.add_argument("--out", type=Path, help="write JSON here instead of standard output")
-        sub.add_argument(
-            "--max-document-bytes",
-            type=partial(_positive, maximum=MAX_DOCUMENT_BYTES_LIMIT),
-            default=DEFAULT_MAX_DOCUMENT_BYTES,
-            help="refuse larger source files (default: 1 MiB, at most 64 MiB)",
-        )
+        _size_options(sub)
         if name != "ingest":  # the store chunks with the default limits
             _limit_options(sub)
         sub.add_argument(
@@ -131,12 +144,7 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         help="also check each document against its source file, as this manifest pins it",
     )
-    check.add_argument(
-        "--max-document-bytes",
-        type=partial(_positive, maximum=MAX_DOCUMENT_BYTES_LIMIT),
-        default=DEFAULT_MAX_DOCUMENT_BYTES,
-        help="with --manifest: refuse larger source files (default: 1 MiB, at most 64 MiB)",
-    )
+    _size_options(check)
     _limit_options(check)
 
     ingest = with_manifest("ingest", "Ingest the manifest as a run into a persistent index.")
@@ -180,7 +188,8 @@ def _load(args: argparse.Namespace, err: TextIO) -> tuple[Manifest, LoadResult]:
     manifest = parse_manifest(_read(args.manifest, "manifest"))
     if args.command != "ingest":  # one index keyed by source_id
         require_unique_source_ids(manifest)
-    load = load_documents(manifest, DirectoryReader(args.manifest.parent), args.max_document_bytes)
+    reader = DirectoryReader(args.manifest.parent)
+    load = load_documents(manifest, reader, args.max_document_bytes, args.max_total_bytes)
     # A persistent index records failures and keeps serving the old version: no refusal.
     proceed = args.skip_failed or args.command == "ingest"
     for failure in load.failures:
@@ -347,10 +356,7 @@ def _compare(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     manifest, load = _load(args, stderr)
     sizes = {"fixed-char": args.fixed_chars, "heading-aware": args.target_chars}
     given = {name: size for name, size in sizes.items() if size is not None}
-    encode = parallel_encoder(load.documents)
-    produce = partial(
-        write_report, load, manifest.span_checks, given, limits=_limits(args), encode=encode
-    )
+    produce = partial(write_report, load, manifest.span_checks, given, limits=_limits(args))
     _emit(produce, args.out, stdout)
     return 0
 
@@ -370,7 +376,8 @@ def _validate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     if args.manifest is not None:
         manifest = parse_manifest(_read(args.manifest, "manifest"))
         reader = DirectoryReader(args.manifest.parent)
-        check_against_sources(index, load_documents(manifest, reader, args.max_document_bytes))
+        load = load_documents(manifest, reader, args.max_document_bytes, args.max_total_bytes)
+        check_against_sources(index, load)
     print(f"valid {index['index_id']}", file=stdout)
     return 0
 

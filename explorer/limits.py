@@ -19,7 +19,8 @@ MAX_SPAN_CHECK_WORK_LIMIT = 1_000_000_000
 @dataclass(frozen=True)
 class Limits:
     """`chunks_per_document` and `chunks_per_index` bound what a build or a validation
-    holds; `span_check_work` bounds span checks times the chunks each is compared with."""
+    holds; `span_check_work` bounds the spans of span checks times the chunks each is
+    compared with."""
 
     chunks_per_document: int = 50_000
     chunks_per_index: int = 200_000
@@ -50,12 +51,12 @@ def require_chunks_per_index(count: int, limits: Limits) -> None:
         raise too_many_chunks("the index", limits.chunks_per_index, "--max-chunks")
 
 
-def require_span_check_work(checks: int, chunks: int, limits: Limits) -> None:
-    """Each span check is compared with the chunks of every policy's index."""
-    if checks * chunks > limits.span_check_work:
+def require_span_check_work(spans: int, chunks: int, limits: Limits) -> None:
+    """Each span of each check is compared with the chunks of every policy's index."""
+    if spans * chunks > limits.span_check_work:
         raise ExplorerError(
             ErrorCode.TOO_MANY_SPAN_CHECKS,
-            f"{checks:,} span checks over {chunks:,} chunks make more than the limit of "
+            f"{spans:,} spans of span checks over {chunks:,} chunks make more than the limit of "
             f"{limits.span_check_work:,} comparisons; raise it with --max-span-check-work N "
             f"(at most {MAX_SPAN_CHECK_WORK_LIMIT:,}), or use fewer checks or larger chunks",
         )

@@ -20,6 +20,9 @@ from .manifest import Manifest, ManifestDocument
 DEFAULT_MAX_DOCUMENT_BYTES = 1024 * 1024
 # The most `--max-document-bytes` may raise it to: an upload holds at most as much.
 MAX_DOCUMENT_BYTES_LIMIT = 64 * 1024 * 1024
+# All the documents of one manifest together, and the most `--max-total-bytes` may raise it to.
+DEFAULT_MAX_TOTAL_BYTES = 256 * 1024 * 1024
+MAX_TOTAL_BYTES_LIMIT = 4 * 1024 * 1024 * 1024
 OK = "ok"
 
 
@@ -159,19 +162,38 @@ class LoadResult:
         return tuple(s for s in self.statuses if not s.ok)
 
 
+def _failed(entry: ManifestDocument, error: ExplorerError) -> DocumentStatus:
+    return DocumentStatus(entry.source_id, entry.path, error.code.value, error.detail)
+
+
 def load_documents(
-    manifest: Manifest, reader: SourceReader, max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES
+    manifest: Manifest,
+    reader: SourceReader,
+    max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
+    max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
 ) -> LoadResult:
-    """Load each document on its own: one failure never hides the others."""
-    statuses = []
+    """Load each document on its own: one failure never hides the others. Documents that
+    hold more than `max_total_bytes` together are refused as a whole."""
+    statuses: list[DocumentStatus] = []
     documents = []
+    total = 0
     for entry in manifest.documents:
         try:
-            record = decode_source(entry, reader.read(entry.path, max_bytes))
+            data = reader.read(entry.path, max_bytes)
         except ExplorerError as error:
-            statuses.append(
-                DocumentStatus(entry.source_id, entry.path, error.code.value, error.detail)
+            statuses.append(_failed(entry, error))
+            continue
+        total += len(data)
+        if total > max_total_bytes:
+            raise ExplorerError(
+                ErrorCode.DOCUMENT_TOO_LARGE,
+                f"the manifest's documents hold more than {max_total_bytes:,} bytes together, "
+                f"the limit; raise it with --max-total-bytes N (at most {MAX_TOTAL_BYTES_LIMIT:,})",
             )
+        try:
+            record = decode_source(entry, data)
+        except ExplorerError as error:
+            statuses.append(_failed(entry, error))
             continue
         documents.append(record)
         detail = f"verified; {len(record['text']):,} characters"

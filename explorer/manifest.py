@@ -19,6 +19,11 @@ from .models import (
     without_nulls,
 )
 
+# A manifest names no more than this (the real corpus has 267 files, a check a few spans).
+MAX_DOCUMENTS = 100_000
+MAX_SPAN_CHECKS = 10_000
+MAX_SPANS_PER_CHECK = 100
+
 
 def normal_path(path: str) -> str:
     """One spelling per path: `a.md`, `./a.md` and `.//a.md` are all `a.md`. Whether it
@@ -80,7 +85,7 @@ class ManifestSpan(NoNullModel):
 class SpanCheck(StrictModel):
     id: PlainText
     source_id: PlainText
-    spans: list[ManifestSpan] = Field(min_length=1)
+    spans: list[ManifestSpan] = Field(min_length=1, max_length=MAX_SPANS_PER_CHECK)
 
 
 class Deletion(NoNullModel):
@@ -92,8 +97,8 @@ class Deletion(NoNullModel):
 
 class Manifest(StrictModel):
     manifest_version: VersionOne
-    documents: list[ManifestDocument] = Field(min_length=1)
-    span_checks: list[SpanCheck] = Field(default_factory=list)
+    documents: list[ManifestDocument] = Field(min_length=1, max_length=MAX_DOCUMENTS)
+    span_checks: list[SpanCheck] = Field(default_factory=list, max_length=MAX_SPAN_CHECKS)
     deleted: list[Deletion] = Field(
         default_factory=list, description="For `ingest`: documents to remove."
     )

@@ -157,7 +157,7 @@ def test_span_checks_times_chunks_is_limited(make_manifest: ManifestBuilder) -> 
     manifest = make_manifest({"doc.md": data}, span_checks=checks)
     result = run_cli("compare", manifest, "--max-span-check-work", "9")
     assert result.code == 2
-    assert result.err.startswith("error: too_many_span_checks: 5 span checks over ")
+    assert result.err.startswith("error: too_many_span_checks: 5 spans of span checks over ")
     assert "--max-span-check-work N" in result.err
     assert run_cli("compare", manifest).code == 0
 
@@ -318,3 +318,34 @@ def test_an_upload_finds_a_dot_slash_path() -> None:
     assert load.documents[0]["path"] == "a.md"
     parsed = parse_manifest(json.dumps(manifest).encode())
     assert parsed.documents[0].path == "a.md"
+
+
+def test_the_documents_of_a_manifest_are_limited_together(make_manifest: ManifestBuilder) -> None:
+    files = {f"d{i}.md": b"# T\n\n" + bytes([97 + i]) * 100 for i in range(3)}
+    manifest = make_manifest(files)
+    result = run_cli("index", manifest, "--policy", "paragraph", "--max-total-bytes", "250")
+    assert result.code == 2
+    assert result.err == (
+        "error: document_too_large: the manifest's documents hold more than 250 bytes "
+        "together, the limit; raise it with --max-total-bytes N (at most 4,294,967,296)\n"
+    )
+    assert run_cli("index", manifest, "--policy", "paragraph", "--max-total-bytes", "315").code == 0
+
+
+@pytest.mark.parametrize(
+    ("change", "detail"),
+    [
+        (lambda m: m["span_checks"][0]["spans"].extend([{"label": "x", "quote": "y"}] * 100),
+         "span_checks[0].spans: List should have at most 100 items"),
+        (lambda m: m["span_checks"].extend(
+            {**m["span_checks"][0], "id": f"c{i}"} for i in range(10_000)),
+         "span_checks: List should have at most 10000 items"),
+    ],
+)  # fmt: skip
+def test_span_checks_and_spans_are_limited(change: Any, detail: str) -> None:
+    manifest = json.loads(MANIFEST.read_text("utf-8"))
+    change(manifest)
+    with pytest.raises(ExplorerError) as caught:
+        parse_manifest(json.dumps(manifest).encode())
+    assert caught.value.code is ErrorCode.INVALID_MANIFEST
+    assert caught.value.detail.startswith(detail)
