@@ -32,7 +32,8 @@ PURGE_PENDING = (
 )
 PURGED = (
     "purged at {at}: full-text segments merged (FTS optimize), the file rebuilt (VACUUM) "
-    "and the WAL truncated; no other copy is kept in this index"
+    "and the WAL truncated; no copy of the text remains in this index, only its version "
+    "rows (ids, revisions), the run log and this receipt"
 )
 
 
