@@ -117,7 +117,11 @@ def sections(text: str) -> list[MarkdownSection]:
 
 def section_blocks(text: str, section: MarkdownSection) -> list[Span]:
     """A section's blocks, each from its first character to the end of its last line
-    (newline included), like grammar v1's paragraphs."""
+    (newline included), like grammar v1's paragraphs.
+
+    They were found with the section; `text` is taken so that a call reads like v1's
+    `section_paragraphs(text, section)`.
+    """
     return list(section.blocks)
 
 
