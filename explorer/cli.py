@@ -375,6 +375,7 @@ def _validate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     index = validate_index_bytes(_read(args.file, "index file"), _limits(args))
     if args.manifest is not None:
         manifest = parse_manifest(_read(args.manifest, "manifest"))
+        require_unique_source_ids(manifest)  # an index is keyed by source_id
         reader = DirectoryReader(args.manifest.parent)
         load = load_documents(manifest, reader, args.max_document_bytes, args.max_total_bytes)
         check_against_sources(index, load)

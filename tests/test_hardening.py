@@ -349,3 +349,17 @@ def test_span_checks_and_spans_are_limited(change: Any, detail: str) -> None:
         parse_manifest(json.dumps(manifest).encode())
     assert caught.value.code is ErrorCode.INVALID_MANIFEST
     assert caught.value.detail.startswith(detail)
+
+
+def test_validate_with_a_manifest_that_lists_a_source_id_twice(
+    make_manifest: ManifestBuilder, tmp_path: Path
+) -> None:
+    """`ingest` allows one source_id in two tenants; an index, keyed by it, does not."""
+    entry = {"source_id": "a", "version": "1", "sha256": sha256_hex(GOOD)}
+    documents = [{**entry, "path": "a.md", "access_scope": "acme"},
+                 {**entry, "path": "b.md", "access_scope": "umbrella"}]  # fmt: skip
+    manifest = make_manifest({"a.md": GOOD, "b.md": GOOD}, documents=documents)
+    (tmp_path / "index.json").write_bytes(index_bytes(golden_index("paragraph")))
+    result = run_cli("validate", tmp_path / "index.json", "--manifest", manifest)
+    assert result.code == 2
+    assert result.err.startswith("error: invalid_manifest: source_id 'a' is listed in ")
