@@ -13,6 +13,7 @@ from explorer import (
     POLICIES,
     ErrorCode,
     ExplorerError,
+    Limits,
     build_index,
     digest,
     make_config,
@@ -188,3 +189,23 @@ def test_any_single_mutation_is_refused(text: str, config: Any, data: st.DataObj
 
 def test_every_policy_is_exercised() -> None:
     assert set(POLICIES) == {"fixed-char", "paragraph", "heading-aware"}
+
+
+@SETTINGS
+@given(texts(), texts(), configs, st.integers(1, 30), st.integers(1, 60))
+def test_limits_refuse_exactly_past_their_counts(
+    first: str, second: str, config: Any, per_document: int, per_index: int
+) -> None:
+    """A build refuses exactly when a document or the index has more chunks than allowed,
+    and validation under the same limits agrees with it."""
+    documents = [record(first, "a"), record(second, "b")]
+    counts = [len(build_index([d], config)["chunks"]) for d in documents]
+    limits = Limits(per_document, per_index)
+    too_many = max(counts) > per_document or sum(counts) > per_index
+    try:
+        index = build_index(documents, config, limits)
+    except ExplorerError as error:
+        assert error.code is ErrorCode.TOO_MANY_CHUNKS and too_many
+    else:
+        assert not too_many
+        assert validate_index(copy.deepcopy(index), limits) == index
