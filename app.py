@@ -75,7 +75,9 @@ Evaluated = tuple[PolicyResult, Index]
 CACHE_TTL = "10m"
 
 
-@st.cache_data(show_spinner=False, max_entries=4, ttl=CACHE_TTL)
+# Loaded documents are shared, not copied: `cache_data` would pickle up to 64 MiB of text
+# and unpickle a copy on every rerun. A LoadResult is frozen and nothing changes it.
+@st.cache_resource(show_spinner=False, max_entries=2, ttl=CACHE_TTL)
 def load_cached(key: str, _load: Callable[[], LoadResult]) -> LoadResult:
     return _load()
 

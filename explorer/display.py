@@ -31,6 +31,11 @@ _MARKDOWN = {
 }
 
 
+# The explicit embeddings, overrides and isolates (LRE…RLO, LRI…PDI): the characters that
+# reverse or re-nest what follows them.
+EXPLICIT_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
 def visible_controls(text: str) -> str:
     """Control and bidi-formatting characters spelled out (`\\n`, `\\u202e`), so a line
     break cannot start a heading and an override cannot reverse its neighbours."""

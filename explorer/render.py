@@ -9,13 +9,13 @@ from html import escape
 from itertools import pairwise
 
 from .checks import CheckResult, ResolvedCheck, SpanResult
-from .display import plain_text
+from .display import EXPLICIT_BIDI, plain_text
 from .index import ChunkRecord, Index
 from .report import PolicyResult
 
 # Chunks, span marks and verdicts one view may draw: each is a few hundred bytes of HTML,
 # so this bounds a view at a few MB beside its (at most 1 MiB of) escaped text.
-MAX_DRAWN_PIECES = 20_000
+MAX_DRAWN_PIECES = 10_000
 
 PALETTE = (
     "#cfe5ff", "#ffe0b0", "#d3f2d0", "#f8d3e8", "#e2dbff", "#fff1a6", "#c8efe9", "#ffd5cc",
@@ -35,8 +35,6 @@ STYLE = (
     "max-height:75vh;overflow:auto;border:1px solid #d0d0d0;border-radius:6px;padding:8px;"
     "background:#fff;color:#111}"
     ".cbx-gap{color:#8f8f8f}"
-    # A right-to-left override in the text reverses its own piece, never its neighbours.
-    ".cbx-doc span{unicode-bidi:isolate}"
     ".cbx-limit{font:14px/1.5 sans-serif;border:1px solid #e0b252;background:#fff8e1;"
     "border-radius:6px;padding:8px;color:#5d4200}"
     ".cbx-k{box-decoration-break:clone;-webkit-box-decoration-break:clone}"
@@ -128,6 +126,8 @@ def render_text(text: str, chunks: Sequence[ChunkRecord], marks: Sequence[Highli
         parts.extend(_label(mark) for mark in labels[start])
         outline = " cbx-in" if inside > 0 else ""
         piece = escape(text[start:end])
+        if EXPLICIT_BIDI.search(piece):  # an override reverses its own piece, no neighbour
+            piece = f"<bdi>{piece}</bdi>"
         if chunk is None:
             parts.append(f'<span class="cbx-gap{outline}">{piece}</span>')
         else:

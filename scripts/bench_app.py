@@ -1,24 +1,39 @@
-"""Server time of the app's reruns, printed as figures (not a timed test).
+"""Server time of the app's reruns, and the server's peak memory on the worst uploads
+the limits allow, printed as figures (not a timed test).
 
-    make bench-app    (or: PYTHONPATH=. .venv/bin/python scripts/bench_app.py)
+    make bench-app    (or: PYTHONPATH=. .venv/bin/python scripts/bench_app.py [--memory])
 
-Drives the real `app.py` with Streamlit's AppTest (no browser): the bundled fixture,
+First the real `app.py` under Streamlit's AppTest (no browser): the bundled fixture,
 then a pasted 1 MiB document, each with several slider moves. Two figures per step:
 the wall time of the rerun as AppTest sees it, and the app's own logged server time.
+
+Then (alone with `--memory`) a real `streamlit run` server, driven by headless Chromium
+through the largest uploads the limits let in: its resident memory now and at its peak
+(VmRSS and VmHWM of the server process) after each.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import statistics
 import sys
+import tempfile
 import time
+import zipfile
 from pathlib import Path
 
+from playwright.sync_api import Browser, Page, sync_playwright
 from streamlit.testing.v1 import AppTest
+
+from explorer.render import MAX_DRAWN_PIECES
+from explorer.uploads import MAX_TOTAL_BYTES
+from tests.appserver import CHROMIUM_ARGS, IDLE, app_process, chromium_path
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpora" / "markdown-docs" / "rust-book"
 MIB = 1024 * 1024
+UPLOAD = "[data-testid='stSidebar'] [data-testid='stFileUploaderDropzoneInput']"
 
 
 def logged_seconds(at: AppTest) -> float:
@@ -62,7 +77,110 @@ def report(name: str, at: AppTest, targets: list[int]) -> None:
     )
 
 
+# -- the server's memory ----------------------------------------------------------------
+
+
+def memory_mb(pid: int) -> tuple[float, float]:
+    """(resident now, resident at its peak) of a process, in MB."""
+    fields = dict(
+        line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+    )
+    return tuple(int(fields[k].split()[0]) / 1024 for k in ("VmRSS", "VmHWM"))  # type: ignore[return-value]
+
+
+def manifest_zip(folder: Path, name: str, documents: dict[str, bytes]) -> Path:
+    """A stored (uncompressed) .zip of a manifest and its documents."""
+    entries = [
+        {"source_id": Path(path).stem, "version": "1", "path": path,
+         "sha256": hashlib.sha256(data).hexdigest()}
+        for path, data in documents.items()
+    ]  # fmt: skip
+    target = folder / name
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_STORED) as archive:
+        archive.writestr("manifest.json", json.dumps({"manifest_version": 1, "documents": entries}))
+        for path, data in documents.items():
+            archive.writestr(path, data)
+    return target
+
+
+def paragraphs_of(length: int) -> bytes:
+    """1 MiB: a heading, then paragraphs of `length` characters."""
+    text = "# Paragraphs\n\n" + ("p" * length + "\n\n") * (MIB // (length + 2))
+    return text.encode()[:MIB]
+
+
+def uploads(folder: Path) -> list[tuple[str, Path, str]]:
+    """(step, .zip, link query): the worst inputs the limits let in."""
+    prose = one_mebibyte_document().encode()
+    count = (MAX_TOTAL_BYTES - MIB) // MIB - 2  # 1 MiB documents that fit an upload
+    largest = {f"docs/d{n:02}.md": prose for n in range(count)}
+    # Paragraphs just long enough that each policy's view stays within the drawing limit.
+    length = -(-MIB // MAX_DRAWN_PIECES)
+    tiny, views = paragraphs_of(1), paragraphs_of(length)
+    return [
+        (f"largest .zip: {count} x 1 MiB", manifest_zip(folder, "big.zip", largest), ""),
+        ("1 MiB of 1-char paragraphs", manifest_zip(folder, "tiny.zip", {"t.md": tiny}), ""),
+        ("1 MiB prose, fixed=22", manifest_zip(folder, "prose.zip", {"p.md": prose}), "?fixed=22"),
+        (f"1 MiB, views of {MIB // (length + 2):,} chunks",
+         manifest_zip(folder, "views.zip", {"v.md": views}), f"?fixed={length}&target={length}"),
+    ]  # fmt: skip
+
+
+def outcome(page: Page) -> str:
+    """How many views were drawn or refused, and the first refusal's code."""
+    alerts = page.locator("[data-testid='stAlert']").all_inner_texts()
+    drawn = page.locator(".cbx-doc").count()
+    limited = page.locator(".cbx-limit").count()
+    codes = [a.split(":", 1)[0] for a in alerts if "_" in a.split(":", 1)[0]]
+    return f"{drawn} drawn, {limited} not drawn" + (f"; refused: {codes[0]}" if codes else "")
+
+
+def run_upload(browser: Browser, url: str, archive: Path) -> tuple[float, str]:
+    page = browser.new_page(viewport={"width": 1600, "height": 1000})
+    page.goto(url)
+    page.wait_for_selector(IDLE, timeout=60_000)
+    began = time.perf_counter()
+    page.get_by_text("Upload a manifest", exact=True).click()
+    page.locator(UPLOAD).set_input_files(str(archive))
+    page.wait_for_timeout(1500)
+    page.wait_for_selector(IDLE, timeout=900_000)
+    page.wait_for_selector("[data-testid='stStatusWidget']", state="detached", timeout=900_000)
+    seconds = time.perf_counter() - began
+    result = outcome(page)
+    page.close()
+    return seconds, result
+
+
+def server_memory() -> None:
+    heading = "server memory (real streamlit run)"
+    print(f"\n{heading:<36}{'seconds':>8}{'RSS MB':>9}{'peak MB':>9}  shown")
+    with tempfile.TemporaryDirectory() as scratch, sync_playwright() as playwright:
+        folder = Path(scratch)
+        steps = uploads(folder)
+        with app_process(folder / "app.log") as (url, process):
+            browser = playwright.chromium.launch(
+                executable_path=chromium_path(), args=CHROMIUM_ARGS
+            )
+            page = browser.new_page()
+            page.goto(url)
+            page.wait_for_selector("[data-policy='heading-aware']", timeout=60_000)
+            page.close()
+            now, peak = memory_mb(process.pid)
+            print(f"{'fixture (baseline)':<36}{'':>8}{now:>9.0f}{peak:>9.0f}")
+            for step, archive, query in steps:
+                seconds, result = run_upload(browser, url + "/" + query, archive)
+                now, peak = memory_mb(process.pid)
+                print(f"{step:<36}{seconds:>8.1f}{now:>9.0f}{peak:>9.0f}  {result}")
+            browser.close()
+            time.sleep(5)
+            now, peak = memory_mb(process.pid)
+            print(f"{'all sessions closed':<36}{'':>8}{now:>9.0f}{peak:>9.0f}")
+
+
 def main() -> int:
+    if "--memory" in sys.argv[1:]:
+        server_memory()
+        return 0
     print(f"{'step':<34}{'runs':>6}{'wall med':>10}{'wall max':>10}{'app med':>10}{'app max':>10}")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
     wall, own = timed_run(at)
@@ -84,6 +202,7 @@ def main() -> int:
         f"\n1 MiB document: {len(text):,} characters; chunks {counts}; "
         f"{len(views)} views, {drawn:.1f} MB of HTML in all"
     )
+    server_memory()
     return 0
 
 

@@ -51,6 +51,13 @@ def free_port() -> int:
 def running_app(log: Path, timeout: float = 60.0) -> Iterator[str]:
     """Yield the base URL of `streamlit run app.py`; stop it afterwards. Its persistent
     index lives beside the log, never in the working tree."""
+    with app_process(log, timeout) as (url, _):
+        yield url
+
+
+@contextlib.contextmanager
+def app_process(log: Path, timeout: float = 60.0) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`running_app`, with the server process (to measure it)."""
     port = free_port()
     command = [
         sys.executable, "-m", "streamlit", "run", "app.py",
@@ -78,7 +85,7 @@ def running_app(log: Path, timeout: float = 60.0) -> Iterator[str]:
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"the app did not become healthy:\n{log.read_text()}")
                 time.sleep(0.2)
-            yield url
+            yield url, process
         finally:
             process.terminate()
             try:
