@@ -24,7 +24,7 @@ from explorer import (
 )
 from explorer.documents import DocumentRecord, document_record
 from explorer.uploads import bundle_from_files
-from tests.conftest import MANIFEST, ManifestBuilder, golden_index, run_cli, sha256_hex
+from tests.conftest import MANIFEST, ROOT, ManifestBuilder, golden_index, run_cli, sha256_hex
 
 GOOD = b"# Title\n\nBody text.\n"
 
@@ -162,10 +162,28 @@ def test_span_checks_times_chunks_is_limited(make_manifest: ManifestBuilder) -> 
     assert run_cli("compare", manifest).code == 0
 
 
-def test_the_real_corpus_sizes_stay_within_the_default_limits() -> None:
-    """The bundled fixtures at every policy's default size, far from any limit."""
+def test_the_fixtures_stay_within_the_default_limits() -> None:
     for manifest in sorted((MANIFEST.parents[1]).glob("*/manifest.json")):
         assert run_cli("compare", manifest).code == 0, manifest
+
+
+CORPUS = ROOT.parent / "shared" / "corpora" / "markdown-docs"
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared real corpus is not here")
+def test_the_real_corpus_stays_within_the_default_limits() -> None:
+    """Every loadable file of the real corpus, each policy at its default size."""
+    files = {str(p.relative_to(CORPUS)): p.read_bytes() for p in CORPUS.rglob("*/*.md")}
+    entries = [
+        {"source_id": path, "version": "1", "path": path, "sha256": sha256_hex(data)}
+        for path, data in files.items()
+    ]
+    manifest = parse_manifest(json.dumps({"manifest_version": 1, "documents": entries}).encode())
+    documents = load_documents(manifest, MappingReader(files)).documents
+    assert len(documents) > 200
+    for policy in ("fixed-char", "paragraph", "heading-aware"):
+        index = build_index(documents, make_config(policy))
+        assert 0 < len(index["chunks"]) <= Limits().chunks_per_index // 4
 
 
 # -- validation: chunk by chunk, refusing at the first difference ------------------------
