@@ -1,7 +1,7 @@
 """Chunk Boundary Explorer: see how chunking policies cut documents, and prove which keep
 what belongs together. Pure functions; the command line and the app only call these."""
 
-from .checks import CheckResult, ResolvedCheck, evaluate_check, resolve_check
+from .checks import CheckResult, ResolvedCheck, evaluate_check, evaluate_checks, resolve_check
 from .chunk_map import build_chunk_map, check_against, decode_chunk_map
 from .config import ChunkConfig
 from .digests import digest, sha
@@ -60,6 +60,7 @@ __all__ = [
     "digest",
     "document_chunks",
     "evaluate_check",
+    "evaluate_checks",
     "load_documents",
     "make_config",
     "paragraphs",
