@@ -3,6 +3,8 @@ index only by server setting, with its tenants and deletions bounded by settings
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 from explorer import ErrorCode, ExplorerError
 from tests.conftest import ROOT
 from tests.test_app import errors as shown_errors
+from ui import index_tab
 from ui.index_tab import IndexSettings, index_settings
 
 APP = str(ROOT / "app.py")
@@ -49,16 +52,26 @@ def test_a_shared_index_opens_only_the_default_tenant_and_no_deletions() -> None
     assert refused.value.code is ErrorCode.USAGE
 
 
-def test_each_session_gets_its_own_scratch_index(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_each_session_gets_its_own_scratch_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for name in ("EXPLORER_DB", "EXPLORER_TENANTS", "EXPLORER_ALLOW_DELETIONS"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(index_tab, "SCRATCH_ROOT", tmp_path / "scratch")
+    stale, fresh = tmp_path / "scratch" / "stale", tmp_path / "scratch" / "fresh"
+    for folder in (stale, fresh):
+        folder.mkdir(parents=True)
+    day_old = time.time() - 25 * 3600
+    os.utime(stale, (day_old, day_old))
     first, second = start(), start()
+    assert not stale.exists() and fresh.exists()  # untouched for a day: removed
     first.button(key="ingest").click().run()
     assert first.success[0].value.startswith("run 1: added 2")
     second.button(key="ingest").click().run()
     assert second.success[0].value.startswith("run 1: added 2")  # not run 2: its own index
     paths = {Path(at.session_state["scratch_index"]) for at in (first, second)}
     assert len(paths) == 2 and all(path.is_file() for path in paths)
+    assert all(path.parent.parent == tmp_path / "scratch" for path in paths)
     assert not any(str(path) in " ".join(m.value for m in first.markdown) for path in paths)
 
 

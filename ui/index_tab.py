@@ -9,7 +9,9 @@ browser session works on its own scratch index. Widgets and layout only; the sto
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
+import time
 from collections.abc import Callable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
@@ -26,6 +28,8 @@ DB_VARIABLE = "EXPLORER_DB"  # a shared index on the server; unset: a scratch in
 TENANTS_VARIABLE = "EXPLORER_TENANTS"  # comma-separated, or "*"; shared default: "default"
 DELETIONS_VARIABLE = "EXPLORER_ALLOW_DELETIONS"  # "true"/"false"; shared default: false
 SHARED_DEFAULT_TENANTS = frozenset({"default"})
+SCRATCH_ROOT = Path(tempfile.gettempdir()) / "explorer-scratch"
+SCRATCH_HOURS = 24
 _TRUTH = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
 
 
@@ -66,9 +70,15 @@ def server_values() -> dict[str, str]:
 
 
 def scratch_index() -> Path:
-    """This browser session's own index, in a temporary folder kept for the session."""
+    """This browser session's own index, in a temporary folder; a new session first
+    removes the scratch folders untouched for `SCRATCH_HOURS`, so they never pile up."""
     if "scratch_index" not in st.session_state:
-        folder = Path(tempfile.mkdtemp(prefix="explorer-index-"))
+        SCRATCH_ROOT.mkdir(parents=True, exist_ok=True)
+        stale = time.time() - SCRATCH_HOURS * 3600
+        for folder in SCRATCH_ROOT.iterdir():
+            if folder.is_dir() and folder.stat().st_mtime < stale:
+                shutil.rmtree(folder, ignore_errors=True)
+        folder = Path(tempfile.mkdtemp(prefix="session-", dir=SCRATCH_ROOT))
         st.session_state["scratch_index"] = str(folder / "index.db")
     return Path(st.session_state["scratch_index"])
 
