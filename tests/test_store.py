@@ -12,6 +12,7 @@ import pytest
 
 from explorer import ErrorCode, ExplorerError
 from explorer.store import Store, queries
+from explorer.store.schema import storage_error, transaction
 from tests.conftest import ROOT, ManifestBuilder, run_cli
 
 LIBRARY = ROOT / "fixtures" / "library"
@@ -443,4 +444,21 @@ def test_a_source_id_repeated_in_one_tenant_or_checked_in_two_is_refused(
     assert result.err.startswith("error: invalid_manifest: ")
     assert "span check 'c' names source_id 'a', which more than one access_scope lists" in (
         result.err
+    )
+
+
+def test_a_full_disk_inside_a_transaction_is_reported_not_a_failed_rollback() -> None:
+    """SQLite rolls a transaction back by itself when the disk fills; the ROLLBACK after
+    that must not replace the disk error with `cannot rollback`."""
+    db = sqlite3.connect(":memory:", isolation_level=None)
+    db.execute("CREATE TABLE t (x)")
+    db.execute("PRAGMA max_page_count = 3")  # a disk with room for three pages
+    with pytest.raises(sqlite3.OperationalError) as full, transaction(db):
+        db.execute("INSERT INTO t VALUES (zeroblob(100000))")
+    assert str(full.value) == "database or disk is full"
+    assert not db.in_transaction
+    error = storage_error(full.value, Path("index.db"))
+    assert (error.code, error.detail) == (
+        ErrorCode.IO_ERROR,
+        "the index 'index.db' could not be written or read: database or disk is full",
     )
