@@ -356,7 +356,10 @@ def _compare(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     manifest, load = _load(args, stderr)
     sizes = {"fixed-char": args.fixed_chars, "heading-aware": args.target_chars}
     given = {name: size for name, size in sizes.items() if size is not None}
-    produce = partial(write_report, load, manifest.span_checks, given, limits=_limits(args))
+    encode = parallel_encoder(load.documents)
+    produce = partial(
+        write_report, load, manifest.span_checks, given, limits=_limits(args), encode=encode
+    )
     _emit(produce, args.out, stdout)
     return 0
 
