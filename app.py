@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from streamlit.delta_generator import DeltaGenerator
 
 from explorer import (
+    DEFAULT_MAX_DOCUMENT_BYTES,
     POLICIES,
     DirectoryReader,
     DocumentRecord,
@@ -51,6 +52,10 @@ FIXTURE_MANIFEST = Path(__file__).resolve().parent / "fixtures" / "aster" / "man
 SOURCES = ("Bundled example", "Upload a manifest", "Paste text")
 LIMITS = {"fixed": (1, 1_000_000), "target": (20, 2000)}
 LINK_ECHO = 40  # characters of a refused link value that its warning repeats
+# What one person can type: a name or label, a quote, a pasted document (its bytes are
+# limited again when it loads), and the checks added to one set of documents.
+MAX_NAME_CHARS, MAX_QUOTE_CHARS, MAX_PASTE_CHARS = 200, 10_000, DEFAULT_MAX_DOCUMENT_BYTES
+MAX_ADDED_CHECKS = 50
 DEFAULTS = {"fixed": 80, "target": 220}
 PASTE_EXAMPLE = """# Rotating an API key
 
@@ -160,7 +165,7 @@ def choose_source(
         bundle = bundle_from_uploads(uploads)
     else:
         text = sidebar.text_area("Markdown, starting with a # heading", PASTE_EXAMPLE,
-                                 height=260, key="paste")  # fmt: skip
+                                 height=260, max_chars=MAX_PASTE_CHARS, key="paste")  # fmt: skip
         bundle = pasted_bundle(text)
         sidebar.download_button("Download this manifest", manifest_json(bundle.manifest),
                                 "manifest.json", "application/json", key="dl_paste_manifest",
@@ -190,14 +195,15 @@ def span_form(text: str, source_id: str, taken: set[str], added: list[dict[str, 
     """Add a check by quoting the document, or by offsets; it is evaluated at once."""
     mode = st.radio("Mark each span by", ["Quote", "Offsets"], horizontal=True, key="check_mode")
     with st.form("add_check", border=True):
-        name = st.text_input("Check name", "my-check", key="check_id")
+        name = st.text_input("Check name", "my-check", MAX_NAME_CHARS, key="check_id")
         spans: list[dict[str, object]] = []
         for side, label in (("a", "first"), ("b", "second")):
             columns = st.columns([1, 3] if mode == "Quote" else [1, 1, 1])
-            span_label = columns[0].text_input(f"Span {side.upper()} label", label,
+            span_label = columns[0].text_input(f"Span {side.upper()} label", label, MAX_NAME_CHARS,
                                                key=f"check_{side}_label")  # fmt: skip
             if mode == "Quote":
                 quote = columns[1].text_input(f"Span {side.upper()} quote (exact text, once)",
+                                              max_chars=MAX_QUOTE_CHARS,
                                               key=f"check_{side}_quote")  # fmt: skip
                 if quote:
                     spans.append({"label": span_label, "quote": quote})
@@ -216,6 +222,9 @@ def span_form(text: str, source_id: str, taken: set[str], added: list[dict[str, 
             raise ExplorerError(ErrorCode.INVALID_MANIFEST, f"a check named {name!r} exists")
         if not spans:
             raise ExplorerError(ErrorCode.INVALID_MANIFEST, "give at least one span")
+        if len(added) >= MAX_ADDED_CHECKS:
+            raise ExplorerError(ErrorCode.INVALID_MANIFEST, f"at most {MAX_ADDED_CHECKS} checks "
+                                "can be added here: remove one first")  # fmt: skip
         check = SpanCheck.model_validate(raw)
         resolve_check(check, text)
     except ValidationError as error:

@@ -593,6 +593,33 @@ def test_a_view_past_the_drawing_limit_says_so() -> None:
     assert len(views(at)["paragraph"]) < 1000
 
 
+def test_what_a_person_types_is_bounded() -> None:
+    at = start()
+    limits = {
+        key: at.text_input(key=key).max_chars
+        for key in ("check_id", "check_a_label", "check_a_quote")
+    }
+    assert limits == {"check_id": 200, "check_a_label": 200, "check_a_quote": 10_000}
+    at.radio(key="source").set_value(PASTE).run()
+    assert at.text_area(key="paste").max_chars == 1024 * 1024
+
+
+def test_at_most_50_checks_can_be_added() -> None:
+    at = start()
+    [key] = at.session_state["user_checks"]
+    check = {
+        "id": "c",
+        "source_id": "aster-copy-v1",
+        "spans": [{"label": "l", "start": 0, "end": 1}],
+    }
+    at.session_state["user_checks"] = {key: [{**check, "id": f"c{n}"} for n in range(50)]}
+    add_check(at.run(), "one-more", check_a_quote="Listing documents")
+    assert errors(at) == [
+        "**invalid_manifest**: at most 50 checks can be added here: remove one first"
+    ]
+    assert not any(r["Check"].startswith("one-more") for r in rows(at))
+
+
 def test_every_cache_is_bounded_in_entries_and_time() -> None:
     tree = ast.parse(Path(APP).read_text("utf-8"))
     caches = [
