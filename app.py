@@ -87,7 +87,7 @@ def load_cached(key: str, _load: Callable[[], LoadResult]) -> LoadResult:
     return _load()
 
 
-@st.cache_data(show_spinner="Chunking…", max_entries=12, ttl=CACHE_TTL)
+@st.cache_data(show_spinner="Chunking…", max_entries=6, ttl=CACHE_TTL)
 def evaluate_cached(
     key: str, checks_key: str, strategy: str, size: int | None, _load: LoadResult,
     _checks: Sequence[ResolvedCheck],
@@ -98,7 +98,7 @@ def evaluate_cached(
     return result, index
 
 
-@st.cache_data(show_spinner="Drawing…", max_entries=12, ttl=CACHE_TTL)
+@st.cache_data(show_spinner="Drawing…", max_entries=6, ttl=CACHE_TTL)
 def view_cached(
     index_id: str, checks_key: str, source_id: str, _text: str, _evaluated: Evaluated,
     _checks: Sequence[ResolvedCheck],

@@ -117,7 +117,13 @@ def uploads(folder: Path) -> list[tuple[str, Path, str]]:
     # Paragraphs just long enough that each policy's view stays within the drawing limit.
     length = -(-MIB // MAX_DRAWN_PIECES)
     tiny, views = paragraphs_of(1), paragraphs_of(length)
-    return [
+    quarter = prose[: MIB // 4].decode("utf-8", errors="ignore")
+    sessions = [  # the four 256 KiB uploads, each in its own (then closed) session
+        (f"256 KiB upload, session {n + 1} of 4",
+         manifest_zip(folder, f"q{n}.zip", {"q.md": f"{quarter}\n\nSession {n}.\n".encode()}), "")
+        for n in range(4)
+    ]  # fmt: skip
+    return [*sessions,
         (f"largest .zip: {count} x 1 MiB", manifest_zip(folder, "big.zip", largest), ""),
         ("1 MiB of 1-char paragraphs", manifest_zip(folder, "tiny.zip", {"t.md": tiny}), ""),
         ("1 MiB prose, fixed=22", manifest_zip(folder, "prose.zip", {"p.md": prose}), "?fixed=22"),
