@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -632,6 +633,8 @@ def test_every_cache_is_bounded_in_entries_and_time() -> None:
     assert len(caches) == 3
     for cache in caches:
         assert {"max_entries", "ttl"} <= {k.arg for k in cache.keywords}, ast.unparse(cache)
+    server = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text("utf-8"))["server"]
+    assert server["maxCacheDataSize"] == "256mb"
 
 
 # -- the persistent index ----------------------------------------------------------------
