@@ -18,6 +18,7 @@ from typing import NoReturn, TextIO
 from urllib.parse import quote
 
 from .chunk_map import LOGICAL_FILE, build_chunk_map, check_against, decode_chunk_map
+from .embedding import DEFAULT_EMBEDDER, load_embedder
 from .errors import ErrorCode, ExplorerError
 from .index import write_index
 from .jsonio import dump_json
@@ -42,7 +43,8 @@ from .manifest import Manifest, parse_manifest, require_unique_source_ids
 from .output import parallel_encoder
 from .policies import POLICIES, make_config
 from .report import write_report
-from .store import DEFAULT_DB, Receipt, RunRow, Store
+from .store import DEFAULT_DB, Failure, Receipt, RunRow, SearchMode, Store
+from .store.wire import history_output, ingest_output, search_output
 from .validate import check_against_sources, validate_index_bytes
 
 MAX_INPUT_FILE_BYTES = 512 * 1024 * 1024
@@ -151,15 +153,29 @@ def _parser() -> argparse.ArgumentParser:
     ingest.add_argument("--db", type=Path, default=DEFAULT_DB, help=f"default: {DEFAULT_DB}")
     ingest.add_argument("--policy", choices=list(POLICIES), default="heading-aware")
     ingest.add_argument("--max-chars", type=int, default=None, help="size for a sized policy")
+    embedder_help = (
+        f"'{DEFAULT_EMBEDDER}' (default: bundled, offline), 'none', or package.module:factory"
+    )
+    ingest.add_argument("--embedder", default=DEFAULT_EMBEDDER, help=embedder_help)
+    ingest.add_argument("--json", action="store_true", help="print the run as one JSON document")
 
-    find = commands.add_parser("search", help="BM25 over one tenant's active chunks.")
+    find = commands.add_parser("search", help="Search one tenant's active chunks, with citations.")
     find.add_argument("query")
     find.add_argument("--tenant", required=True, help="the access_scope to search within")
     find.add_argument("--db", type=Path, default=DEFAULT_DB)
     find.add_argument("-k", type=_positive, default=5, help="how many hits (default 5)")
+    find.add_argument(
+        "--mode",
+        choices=[mode.value for mode in SearchMode],
+        default=SearchMode.HYBRID.value,
+        help="bm25, vector, or hybrid (default: both, fused by reciprocal rank)",
+    )
+    find.add_argument("--embedder", default=DEFAULT_EMBEDDER, help=embedder_help)
+    find.add_argument("--json", action="store_true", help="print the hits as one JSON document")
 
     runs = commands.add_parser("history", help="Runs before and after, and deletion receipts.")
     runs.add_argument("--db", type=Path, default=DEFAULT_DB)
+    runs.add_argument("--json", action="store_true", help="print the history as one JSON document")
 
     maps = with_manifest(
         "chunk-map",
@@ -389,36 +405,60 @@ def _validate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 def _ingest(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     manifest, load = _load(args, stderr)
     config = make_config(args.policy, args.max_chars)
+    embedder = load_embedder(args.embedder)  # refused before the index is touched
     with Store(args.db) as store:
         summary = store.ingest(
-            manifest, load, config, on_wait=lambda message: print(message, file=stderr)
-        )
-        print(summary.line(), file=stdout)
+            manifest, load, config, embedder=embedder,
+            on_wait=lambda message: print(message, file=stderr),
+        )  # fmt: skip
+        statuses = store.document_statuses(summary.run_id)
+    if args.json:
+        stdout.write(dump_json(ingest_output(summary, statuses).model_dump(mode="json")))
+        return 0
+    print(summary.line(), file=stdout)
+    print(summary.vectors_line(), file=stdout)
+    for tenant, source_id, status, detail in statuses:
+        if status == "embedding_failed":  # load failures were warned about already
+            print(f"warning: {status}: {tenant}/{source_id}: {detail}", file=stderr)
     return 0
 
 
 def _search(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    mode = SearchMode(args.mode)
+    embedder = None if mode is SearchMode.BM25 else load_embedder(args.embedder)
     with _existing_store(args.db) as store:
-        for hit in store.search(args.query, args.tenant, args.k):
-            cells = hit.cells()
-            print(
-                f"{hit.source_id} v{hit.version} lines {cells['Lines']} {cells['Offsets']} "
-                f"{cells['Chunk']}  {cells['Snippet']}",
-                file=stdout,
-            )
+        hits = store.search(args.query, args.tenant, args.k, mode, embedder)
+    if args.json:
+        name = embedder.name if embedder is not None else None
+        found = search_output(args.query, args.tenant, mode, name, args.k, hits)
+        stdout.write(dump_json(found.model_dump(mode="json")))
+        return 0
+    for hit in hits:
+        cells = hit.cells()
+        print(
+            f"{hit.source_id} v{hit.version} lines {cells['Lines']} {cells['Offsets']} "
+            f"{cells['Chunk']} {cells['Score']} §{cells['Section']!r}  {cells['Snippet']}",
+            file=stdout,
+        )
     return 0
 
 
 def _history(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     with _existing_store(args.db) as store:
-        stdout.write(_history_table(store.history(), store.receipts()))
+        runs, failures, receipts = store.history(), store.failures(), store.receipts()
+    if args.json:
+        stdout.write(dump_json(history_output(runs, failures, receipts).model_dump(mode="json")))
+        return 0
+    stdout.write(_history_table(runs, failures, receipts))
     return 0
 
 
-def _history_table(runs: list[RunRow], receipts: list[Receipt]) -> str:
-    """Before and after per run (the cells the app shows too), then every receipt."""
+def _history_table(runs: list[RunRow], failures: list[Failure], receipts: list[Receipt]) -> str:
+    """Before and after per run (the cells the app shows too), then every document a
+    run did not write, then every receipt."""
     widths = {"Run": 4, "Started": -25, "Added": 6, "Updated": 8, "Unchanged": 10,
-              "Failed": 7, "Deleted": 8, "Documents": 18, "Chunks": 18}  # fmt: skip
+              "Failed": 7, "Deleted": 8, "Documents": 18, "Chunks": 18,
+              "Vectors": 22}  # fmt: skip
 
     def row(cells: dict[str, str]) -> str:
         return " ".join(
@@ -428,6 +468,7 @@ def _history_table(runs: list[RunRow], receipts: list[Receipt]) -> str:
 
     lines = [row({name: name.lower() for name in widths})]
     lines += [row(run.cells()) for run in runs]
+    lines += [failure.line() for failure in failures]
     lines += [receipt.line() for receipt in receipts]
     return "\n".join(lines) + "\n"
 

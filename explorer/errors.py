@@ -36,6 +36,8 @@ class ErrorCode(StrEnum):
     STORE_BUSY = "store_busy"
     INVALID_QUERY = "invalid_query"
     NOT_ALLOWED = "not_allowed"
+    INVALID_EMBEDDER = "invalid_embedder"
+    EMBEDDING_FAILED = "embedding_failed"
     # Extensions: inputs the SPEC does not name
     NO_DOCUMENTS = "no_documents"
     INVALID_UPLOAD = "invalid_upload"

@@ -16,6 +16,7 @@ from .chunk_map import ChunkMap
 from .jsonio import dump_json
 from .manifest import Manifest
 from .report import ReportModel
+from .store.wire import HistoryOutput, IngestOutput, SearchOutput
 from .validate import IndexModel
 
 _MODELS: dict[str, type[BaseModel]] = {
@@ -23,6 +24,9 @@ _MODELS: dict[str, type[BaseModel]] = {
     "manifest": Manifest,
     "index": IndexModel,
     "report": ReportModel,
+    "store-ingest": IngestOutput,
+    "store-search": SearchOutput,
+    "store-history": HistoryOutput,
 }
 
 

@@ -21,14 +21,17 @@ STATE_TABLES = ("documents", "versions", "chunks", "chunks_fts", "search_cache",
 
 
 def ingest(manifest: Path, db: Path, *extra: str) -> str:
+    """The run's first line (counts); the second says what was embedded."""
     result = run_cli("ingest", manifest, "--db", db, *extra)
     assert result.code == 0, result.err
-    return result.out.strip()
+    return result.out.splitlines()[0]
 
 
 def search(db: Path, query: str, tenant: str = "acme", k: int = 5) -> list[str]:
-    """Hit lines, with the snippets' [match] brackets taken out for easy reading."""
-    result = run_cli("search", query, "--tenant", tenant, "--db", db, "-k", str(k))
+    """BM25 hit lines, with the snippets' [match] brackets taken out for easy reading."""
+    result = run_cli(
+        "search", query, "--tenant", tenant, "--db", db, "-k", str(k), "--mode", "bm25"
+    )
     assert result.code == 0, result.err
     return [line.replace("[", "").replace("]", "") for line in result.out.splitlines()]
 
@@ -108,7 +111,7 @@ def test_a_deletion_clears_every_store_and_leaves_a_receipt(tmp_path: Path) -> N
         [receipt] = store.receipts()
         history = store.history()
     assert receipt.source_id == "contact" and receipt.chunk_count == 2
-    assert receipt.stores == ("chunks", "chunks_fts", "search_cache", "documents")
+    assert receipt.stores == ("chunks", "chunks_fts", "search_cache", "documents", "vectors")
     assert receipt.retention.startswith("purged at ")
     assert (history[-1].documents_before, history[-1].documents_after) == (6, 5)
     table = run_cli("history", "--db", db).out
@@ -192,7 +195,9 @@ def test_a_failed_document_is_recorded_and_its_old_version_stays(
     result = run_cli("ingest", make_manifest(broken), "--db", db)
     assert result.code == 0
     assert "warning: empty_document: b: " in result.err
-    assert result.out.strip() == "run 2: added 0, updated 0, unchanged 1, failed 1, deleted 0"
+    assert result.out.splitlines()[0] == (
+        "run 2: added 0, updated 0, unchanged 1, failed 1, deleted 0"
+    )
     assert len(search(db, "beta", tenant="default")) == 1
     with Store(db) as store:
         statuses = store.document_statuses(2)

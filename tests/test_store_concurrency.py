@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, ManifestBuilder
+from tests.conftest import ROOT, ManifestBuilder, run_cli
 from tests.test_store import RUN1, RUN2, ingest, integrity, search
 
 # Runs an ingest whose checkpoint stops at the point named in argv[3] (after saying so),
@@ -26,6 +26,7 @@ PAUSING_INGEST = """
 import sys, time
 from pathlib import Path
 from explorer import DirectoryReader, load_documents, make_config, parse_manifest
+from explorer.embedding import load_embedder
 from explorer.store import Store
 
 manifest_path, db, point = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
@@ -38,7 +39,8 @@ def checkpoint(name: str) -> None:
 manifest = parse_manifest(manifest_path.read_bytes())
 load = load_documents(manifest, DirectoryReader(manifest_path.parent))
 with Store(db) as store:
-    store.ingest(manifest, load, make_config("heading-aware"), checkpoint=checkpoint)
+    store.ingest(manifest, load, make_config("heading-aware"), checkpoint=checkpoint,
+                 embedder=load_embedder("wordllama"))
 """
 
 
@@ -137,7 +139,7 @@ def test_a_second_run_waits_for_the_first_and_says_so(tmp_path: Path) -> None:
         assert second.stderr.readline().startswith(f"waiting for another ingest into '{db}'")
     out, _ = second.communicate(timeout=60)
     assert second.returncode == 0
-    assert out.strip().endswith("added 0, updated 1, unchanged 4, failed 0, deleted 1")
+    assert out.splitlines()[0].endswith("added 0, updated 1, unchanged 4, failed 0, deleted 1")
     assert_served_once(db)
 
 
@@ -147,13 +149,13 @@ def test_two_first_runs_on_a_new_path_both_complete(tmp_path: Path) -> None:
         processes = [start_cli("ingest", RUN1, "--db", db) for _ in range(3)]
         results = [(p.communicate(timeout=120), p.returncode) for p in processes]
         assert [code for _, code in results] == [0, 0, 0], [err for (_, err), _ in results]
-        lines = sorted(out.strip() for (out, _), _ in results)
+        lines = sorted(out.splitlines()[0] for (out, _), _ in results)
         assert lines[0] == "run 1: added 6, updated 0, unchanged 0, failed 0, deleted 0"
         assert all(line.endswith("unchanged 6, failed 0, deleted 0") for line in lines[1:])
         assert integrity(db) == "ok"
 
 
-@pytest.mark.parametrize("point", ["mid-stage", "staged"])
+@pytest.mark.parametrize("point", ["mid-stage", "staged", "embedded-batch"])
 def test_an_interrupted_import_leaves_the_old_version_whole(tmp_path: Path, point: str) -> None:
     db = tmp_path / "index.db"
     ingest(RUN1, db)
@@ -165,8 +167,10 @@ def test_an_interrupted_import_leaves_the_old_version_whole(tmp_path: Path, poin
     assert any("refund-policy v1" in line and "30 days" in line for line in hits)
     assert not any("14 days" in line for line in search(db, "14 days"))
     assert any(line.startswith("contact ") for line in search(db, "support hours"))
-    # The next run completes the change.
+    # The next run completes the change, reusing the vectors committed before the kill.
     assert "updated 1" in ingest(RUN2, db)
+    vectors = run_cli("history", "--db", db).out.splitlines()[-2]
+    assert vectors.endswith("0 new, 2 reused" if point == "embedded-batch" else "2 new, 0 reused")
     assert any("14 days" in line for line in search(db, "refund within days"))
     with sqlite3.connect(db) as raw:
         staged = raw.execute("SELECT count(*) FROM versions WHERE state = 'staged'")

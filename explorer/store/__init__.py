@@ -1,7 +1,7 @@
 """A persistent, versioned, incremental index in SQLite (the lab of seed 004).
 
 One file (`.explorer/index.db` by default) holds every run, every document version and
-the chunks of the *active* versions, with an FTS5 index for search. It reads as
+the chunks of the *active* versions, with an FTS5 index and float32 vectors for search. It reads as
 plan -> apply -> query:
 
 - `schema`: the tables, opening a file (created once, even by two first runs at the same
@@ -9,7 +9,10 @@ plan -> apply -> query:
 - `plan`: what a run adds, updates, skips and deletes, decided purely (`Outcome`);
 - `apply`: staging, verifying and switching each change, deleting with a receipt, and
   purging deleted text; `lock`: one run at a time;
-- `queries`: search and the typed rows of history and receipts.
+- `embed`: the embedding stage between staging and verification, and the vector cache
+  keyed by (embedder name, chunk text SHA-256);
+- `queries`: search (BM25, vector, hybrid) and the typed rows of history and receipts;
+  `wire`: the `--json` documents.
 
 Every chunk row is scoped to a tenant (the document's `access_scope`), and search never
 crosses tenants. This package does I/O by design; the chunks come from the pure core.
@@ -21,7 +24,7 @@ from ..manifest import DEFAULT_SCOPE as DEFAULT_TENANT
 from .apply import Checkpoint, RunSummary
 from .handle import Store
 from .plan import Outcome, Plan, plan_run
-from .queries import MAX_K, MAX_QUERY_TERMS, Hit, Receipt, RunRow, RunState
+from .queries import MAX_K, MAX_QUERY_TERMS, Failure, Hit, Receipt, RunRow, RunState, SearchMode
 
 DEFAULT_DB = Path(".explorer") / "index.db"
 
@@ -31,6 +34,7 @@ __all__ = [
     "MAX_K",
     "MAX_QUERY_TERMS",
     "Checkpoint",
+    "Failure",
     "Hit",
     "Outcome",
     "Plan",
@@ -38,6 +42,7 @@ __all__ = [
     "RunRow",
     "RunState",
     "RunSummary",
+    "SearchMode",
     "Store",
     "plan_run",
 ]

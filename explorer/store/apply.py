@@ -16,16 +16,18 @@ from datetime import UTC, datetime
 from ..config import ChunkConfig
 from ..digests import sha
 from ..documents import DocumentRecord, revision_of
+from ..embedding import Embedder
 from ..errors import ErrorCode, ExplorerError
 from ..index import ChunkRecord, document_chunks
+from .embed import ORPHAN_VECTORS_KEPT, Embedded, drop_orphans, embed_chunks, vectors_verified
 from .plan import Outcome, Plan, Step
 from .schema import transaction
 
-# Called with a point's name ("mid-stage", "staged") as a run passes it; crash tests
-# pass one that stops the process there.
+# Called with a point's name ("mid-stage", "staged", "embedded-batch") as a run passes
+# it; crash tests pass one that stops the process there.
 Checkpoint = Callable[[str], None]
 
-STORES_CLEARED = ("chunks", "chunks_fts", "search_cache", "documents")
+STORES_CLEARED = ("chunks", "chunks_fts", "search_cache", "documents", "vectors")
 PURGE_PENDING = (
     "purge pending: the text may remain in freed pages, full-text segments and the WAL "
     "until a run's purge step (FTS optimize, VACUUM, WAL truncate) completes"
@@ -49,11 +51,22 @@ class RunSummary:
     unchanged: int
     failed: int
     deleted: int
+    embedder: str | None = None
+    vectors_computed: int = 0
+    vectors_reused: int = 0
 
     def line(self) -> str:
         return (
             f"run {self.run_id}: added {self.added}, updated {self.updated}, "
             f"unchanged {self.unchanged}, failed {self.failed}, deleted {self.deleted}"
+        )
+
+    def vectors_line(self) -> str:
+        if self.embedder is None:
+            return "vectors: none (no embedder)"
+        return (
+            f"vectors: computed {self.vectors_computed}, reused {self.vectors_reused} "
+            f"({self.embedder})"
         )
 
 
@@ -73,38 +86,56 @@ def active_totals(db: sqlite3.Connection) -> tuple[int, int]:
 
 
 def apply_plan(
-    db: sqlite3.Connection, plan: Plan, config: ChunkConfig, checkpoint: Checkpoint
+    db: sqlite3.Connection,
+    plan: Plan,
+    config: ChunkConfig,
+    embedder: Embedder | None,
+    checkpoint: Checkpoint,
 ) -> RunSummary:
     documents_before, chunks_before = active_totals(db)
     with transaction(db):
         run_id = db.execute(
-            "INSERT INTO runs (started, config, documents_before, chunks_before) "
-            "VALUES (?, ?, ?, ?)",
-            (now(), json.dumps(config.as_json()), documents_before, chunks_before),
+            "INSERT INTO runs (started, config, documents_before, chunks_before, embedder) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (now(), json.dumps(config.as_json()), documents_before, chunks_before, plan.embedder),
         ).lastrowid
         assert run_id is not None
         db.executemany(
             "INSERT INTO document_status VALUES (?, ?, ?, ?, ?)",
             [(run_id, s.tenant, s.source_id, s.status, s.detail) for s in plan.statuses],
         )
+    computed = reused = failed = 0
+    written = {Outcome.ADDED: 0, Outcome.UPDATED: 0}
     for step in plan.steps:
         if step.document is not None:
-            _write(db, run_id, step, step.document, plan.config_digest, config, checkpoint)
+            written_ok, embedded = _write(
+                db, run_id, step, step.document, plan, config, embedder, checkpoint
+            )
+            computed += embedded.computed
+            reused += embedded.reused
+            if written_ok:
+                written[step.outcome] += 1
+            else:
+                failed += 1
         elif step.outcome is Outcome.DELETED:
             _delete(db, run_id, step.tenant, step.source_id)
+    with transaction(db):
+        drop_orphans(db, ORPHAN_VECTORS_KEPT)
     if plan.count(Outcome.DELETED) or _purge_pending(db):
         purge(db)
     documents_after, chunks_after = active_totals(db)
     summary = RunSummary(
-        run_id, plan.count(Outcome.ADDED), plan.count(Outcome.UPDATED),
-        plan.count(Outcome.UNCHANGED), plan.failed, plan.count(Outcome.DELETED),
+        run_id, written[Outcome.ADDED], written[Outcome.UPDATED],
+        plan.count(Outcome.UNCHANGED), plan.failed + failed, plan.count(Outcome.DELETED),
+        plan.embedder, computed, reused,
     )  # fmt: skip
     with transaction(db):
         db.execute(
             "UPDATE runs SET finished = ?, added = ?, updated = ?, unchanged = ?, "
-            "failed = ?, deleted = ?, documents_after = ?, chunks_after = ? WHERE run_id = ?",
+            "failed = ?, deleted = ?, documents_after = ?, chunks_after = ?, "
+            "vectors_computed = ?, vectors_reused = ? WHERE run_id = ?",
             (now(), summary.added, summary.updated, summary.unchanged, summary.failed,
-             summary.deleted, documents_after, chunks_after, run_id),
+             summary.deleted, documents_after, chunks_after, computed, reused, run_id),
         )  # fmt: skip
     return summary
 
@@ -114,25 +145,45 @@ def _write(
     run_id: int,
     step: Step,
     document: DocumentRecord,
-    config_digest: str,
+    plan: Plan,
     config: ChunkConfig,
+    embedder: Embedder | None,
     checkpoint: Checkpoint,
-) -> None:
-    """Stage the new version, read it back, then switch to it in one transaction."""
+) -> tuple[bool, Embedded]:
+    """Stage the new version, embed it, read both back, then switch to it in one
+    transaction; whether it was switched to, and the vectors computed and reused. If the
+    embedder failed, the version is recorded as failed, its staging dropped (the vectors
+    computed so far stay cached for the retry), and the old version stays served."""
     tenant, source_id = step.tenant, step.source_id
     chunks = document_chunks(document, config)
     with transaction(db):  # an interrupted run's staging is rebuilt (no other run is live)
         _drop_versions(db, tenant, source_id, "staged")
         version_id = db.execute(
             "INSERT INTO versions (tenant, source_id, version, document_revision, "
-            "config_digest, state, chunk_count, run_id) VALUES (?, ?, ?, ?, ?, 'staged', ?, ?)",
+            "config_digest, state, chunk_count, run_id, embedder) "
+            "VALUES (?, ?, ?, ?, ?, 'staged', ?, ?, ?)",
             (tenant, source_id, document["version"], document["document_revision"],
-             config_digest, len(chunks), run_id),
+             plan.config_digest, len(chunks), run_id, plan.embedder),
         ).lastrowid  # fmt: skip
         assert version_id is not None
-        _write_chunks(db, tenant, version_id, chunks, checkpoint)
+        _write_chunks(db, tenant, version_id, chunks, plan.embedder, checkpoint)
     checkpoint("staged")
-    _verify(db, version_id, document, len(chunks))
+    embedded = Embedded(0, 0)
+    if embedder is not None:
+        progress = [0]
+
+        def on_batch(done: int) -> None:
+            progress[0] = done
+            checkpoint("embedded-batch")
+
+        try:
+            embedded = embed_chunks(db, embedder, chunks, on_batch)
+        except ExplorerError as error:
+            if error.code is not ErrorCode.EMBEDDING_FAILED:
+                raise
+            _fail(db, run_id, step, version_id, error)
+            return False, Embedded(progress[0], 0)
+    _verify(db, version_id, document, len(chunks), embedder)
     with transaction(db):
         for (active,) in db.execute(
             "SELECT version_id FROM versions WHERE tenant = ? AND source_id = ? "
@@ -148,6 +199,28 @@ def _write(
             (tenant, source_id, version_id),
         )
         db.execute("DELETE FROM search_cache WHERE tenant = ?", (tenant,))
+    return True, embedded
+
+
+def _fail(
+    db: sqlite3.Connection, run_id: int, step: Step, version_id: int, error: ExplorerError
+) -> None:
+    """The staged version becomes a failed one (its rows go; the vectors stay cached),
+    and the run's log says why, with the code."""
+    with transaction(db):
+        _drop_chunks(db, version_id)
+        db.execute("UPDATE versions SET state = 'failed' WHERE version_id = ?", (version_id,))
+        detail = f"{error.detail}; the previous version (if any) stays served"
+        changed = db.execute(
+            "UPDATE document_status SET status = ?, detail = ? "
+            "WHERE run_id = ? AND tenant = ? AND source_id = ?",
+            (error.code.value, detail, run_id, step.tenant, step.source_id),
+        ).rowcount
+        if not changed:
+            db.execute(
+                "INSERT INTO document_status VALUES (?, ?, ?, ?, ?)",
+                (run_id, step.tenant, step.source_id, error.code.value, detail),
+            )
 
 
 def _write_chunks(
@@ -155,26 +228,36 @@ def _write_chunks(
     tenant: str,
     version_id: int,
     chunks: Sequence[ChunkRecord],
+    embedder: str | None,
     checkpoint: Checkpoint,
 ) -> None:
+    """A chunk row's key is its tenant, id and embedder: re-embedding a version with
+    another embedder stages the same chunks beside the active ones."""
     for position, chunk in enumerate(chunks):
         if position == len(chunks) // 2:
             checkpoint("mid-stage")
         rowid = db.execute(
             "INSERT INTO chunks (chunk_key, version_id, tenant, source_id, chunk_id, ord, "
-            "start, \"end\", start_line, end_line, text, text_sha256) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (sha(f"{tenant}\x00{chunk['chunk_id']}"), version_id, tenant, chunk["source_id"],
+            "start, \"end\", start_line, end_line, text, text_sha256, section_title) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (sha(f"{tenant}\x00{chunk['chunk_id']}\x00{embedder or ''}"), version_id, tenant,
+             chunk["source_id"],
              chunk["chunk_id"], chunk["order"], chunk["start"], chunk["end"],
-             chunk["start_line"], chunk["end_line"], chunk["text"], chunk["text_sha256"]),
+             chunk["start_line"], chunk["end_line"], chunk["text"], chunk["text_sha256"],
+             chunk["section_title"]),
         ).lastrowid  # fmt: skip
         db.execute("INSERT INTO chunks_fts (rowid, text) VALUES (?, ?)", (rowid, chunk["text"]))
 
 
 def _verify(
-    db: sqlite3.Connection, version_id: int, document: DocumentRecord, expected: int
+    db: sqlite3.Connection,
+    version_id: int,
+    document: DocumentRecord,
+    expected: int,
+    embedder: Embedder | None,
 ) -> None:
-    """Read the staged version back: every chunk is its source slice, digests hold."""
+    """Read the staged version back: every chunk is its source slice, digests hold, and
+    every chunk has one vector of the right size from the run's embedder."""
     text = document["text"]
     rows = db.execute(
         'SELECT start, "end", text, text_sha256 FROM chunks WHERE version_id = ? ORDER BY ord',
@@ -189,6 +272,10 @@ def _verify(
         and stored[0] == revision_of(document)
         and len(rows) == expected
         and all(text[s:e] == t and sha(t) == h for s, e, t, h in rows)
+        and (
+            embedder is None
+            or vectors_verified(db, version_id, embedder.name, embedder.dimensions) == expected
+        )
     )
     if not good:
         raise ExplorerError(
@@ -227,6 +314,7 @@ def _delete(db: sqlite3.Connection, run_id: int, tenant: str, source_id: str) ->
         )
         db.execute("DELETE FROM documents WHERE tenant = ? AND source_id = ?", (tenant, source_id))
         db.execute("DELETE FROM search_cache WHERE tenant = ?", (tenant,))
+        drop_orphans(db, keep=0)  # vectors of its texts that no other chunk uses
         db.execute(
             "INSERT INTO receipts (run_id, tenant, source_id, versions, chunk_count, stores, "
             "at, retention) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

@@ -11,13 +11,14 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 from ..config import ChunkConfig
 from ..digests import digest
+from ..embedding import Embedder
 from ..loading import LoadResult
 from ..manifest import Manifest
 from . import queries
 from .apply import Checkpoint, RunSummary, apply_plan, no_checkpoint
 from .lock import RUN_WAIT_SECONDS, run_in_progress, run_lock
 from .plan import check_scope, plan_run
-from .queries import Hit, Receipt, RunRow
+from .queries import Failure, Hit, Receipt, RunRow, SearchMode
 from .schema import connect, storage_error
 
 P = ParamSpec("P")
@@ -60,26 +61,42 @@ class Store:
         load: LoadResult,
         config: ChunkConfig,
         *,
+        embedder: Embedder | None = None,
         checkpoint: Checkpoint = no_checkpoint,
         on_wait: Callable[[str], object] = _quiet,
         wait_seconds: float = RUN_WAIT_SECONDS,
         tenants: frozenset[str] | None = None,
         allow_deletions: bool = True,
     ) -> RunSummary:
-        """One run: skip what is unchanged, stage-verify-switch what changed, record what
-        failed (its old version stays served), delete what the manifest removes. Runs on
+        """One run: skip what is unchanged, stage-embed-verify-switch what changed (with
+        `embedder`; None: no vectors), record what failed (its old version stays served),
+        delete what the manifest removes. Runs on
         one index take turns: a second waits at most `wait_seconds`, telling `on_wait`.
         `tenants` (None: any) and `allow_deletions` bound what the run may change."""
         with run_lock(self.path, wait_seconds, on_wait):
             served = queries.served_versions(self._db)
-            plan = plan_run(manifest, load, digest(config.as_json()), served)
+            name = embedder.name if embedder is not None else None
+            plan = plan_run(manifest, load, digest(config.as_json()), served, name)
             check_scope(plan, tenants, allow_deletions)
-            return apply_plan(self._db, plan, config, checkpoint)
+            return apply_plan(self._db, plan, config, embedder, checkpoint)
 
     @_translated
-    def search(self, query: str, tenant: str, k: int = 5) -> list[Hit]:
-        """BM25 over one tenant's active chunks (`invalid_query` past the limits)."""
-        return queries.search(self._db, query, tenant, k)
+    def search(
+        self,
+        query: str,
+        tenant: str,
+        k: int = 5,
+        mode: SearchMode = SearchMode.BM25,
+        embedder: Embedder | None = None,
+    ) -> list[Hit]:
+        """One tenant's active chunks by BM25, by cosine to the query's vector (from the
+        embedder the chunks were embedded with), or both fused by reciprocal rank
+        (`invalid_query` past the limits, or without an embedder for vectors)."""
+        return queries.search(self._db, query, tenant, k, mode, embedder)
+
+    @_translated
+    def failures(self) -> list[Failure]:
+        return queries.failures(self._db)
 
     @_translated
     def history(self) -> list[RunRow]:

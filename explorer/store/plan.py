@@ -26,10 +26,12 @@ class Outcome(StrEnum):
 
 @dataclass(frozen=True)
 class Served:
-    """What identifies a document's active version: its revision and chunking config."""
+    """What identifies a document's active version: its revision, its chunking config
+    and the embedder of its vectors (None: none)."""
 
     document_revision: str
     config_digest: str
+    embedder: str | None = None
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,7 @@ class StatusRow:
 @dataclass(frozen=True)
 class Plan:
     config_digest: str
+    embedder: str | None
     steps: tuple[Step, ...]
     statuses: tuple[StatusRow, ...]  # every manifest entry's load status, for the run log
     failed: int
@@ -60,15 +63,20 @@ class Plan:
 
 
 def plan_run(
-    manifest: Manifest, load: LoadResult, config_digest: str, served: Mapping[Key, Served]
+    manifest: Manifest,
+    load: LoadResult,
+    config_digest: str,
+    served: Mapping[Key, Served],
+    embedder: str | None = None,
 ) -> Plan:
-    """Skip what is unchanged, write what is new or changed, delete what the manifest
-    removes; refused (`delete_unknown_document`) before anything is written."""
+    """Skip what is unchanged, write what is new or changed (another embedder's vectors
+    count as a change), delete what the manifest removes; refused
+    (`delete_unknown_document`) before anything is written."""
     steps = []
     for document in load.documents:
         key = (tenant_of(document.get("access_scope")), document["source_id"])
         now = served.get(key)
-        if now == Served(document["document_revision"], config_digest):
+        if now == Served(document["document_revision"], config_digest, embedder):
             steps.append(Step(*key, Outcome.UNCHANGED, None))
         else:
             outcome = Outcome.ADDED if now is None else Outcome.UPDATED
@@ -78,7 +86,7 @@ def plan_run(
         StatusRow(tenant_of(entry.access_scope), status.source_id, status.status, status.detail)
         for entry, status in zip(manifest.documents, load.statuses, strict=True)
     )
-    return Plan(config_digest, tuple(steps), statuses, len(load.failures))
+    return Plan(config_digest, embedder, tuple(steps), statuses, len(load.failures))
 
 
 def _deletions(manifest: Manifest, served: Mapping[Key, Served]) -> list[Key]:

@@ -9,6 +9,10 @@ import sqlite3
 from dataclasses import asdict, dataclass
 from enum import StrEnum
 
+import numpy as np
+
+from ..digests import sha
+from ..embedding import Embedder, embed_texts, from_blobs
 from ..errors import ErrorCode, ExplorerError
 from .plan import Key, Served
 from .schema import BUSY_SECONDS, TABLES
@@ -17,6 +21,15 @@ MAX_QUERY_CHARS = 100_000
 MAX_QUERY_TERMS = 64
 MAX_K = 100
 CACHE_ROWS = 1_000  # cached answers kept, newest first; each holds at most MAX_K hits
+RRF_K = 60  # reciprocal rank fusion: a hit's score is the sum of 1 / (RRF_K + rank)
+FUSION_DEPTH = 200  # candidates taken from each ranking before fusing
+SNIPPET_CHARS = 160
+
+
+class SearchMode(StrEnum):
+    BM25 = "bm25"
+    VECTOR = "vector"
+    HYBRID = "hybrid"
 
 
 @dataclass(frozen=True)
@@ -28,15 +41,19 @@ class Hit:
     start: int
     end: int
     chunk_id: str
+    section: str
     snippet: str
-    score: float
+    score: float  # higher is better: -BM25, cosine, or the fused reciprocal ranks
 
     def cells(self) -> dict[str, str]:
+        """The citation as the CLI and the app show it."""
         return {
             "Source": self.source_id,
             "Version": self.version,
             "Lines": f"{self.start_line}-{self.end_line}",
             "Offsets": f"[{self.start}, {self.end})",
+            "Section": self.section,
+            "Score": f"{self.score:.4f}",
             "Chunk": self.chunk_id[:12],
             "Snippet": " ".join(self.snippet.split()),
         }
@@ -62,6 +79,9 @@ class RunRow:
     documents_after: int | None
     chunks_before: int
     chunks_after: int | None
+    embedder: str | None
+    vectors_computed: int
+    vectors_reused: int
     state: RunState
 
     def cells(self) -> dict[str, str]:
@@ -80,7 +100,27 @@ class RunRow:
             "Deleted": str(self.deleted),
             "Documents": change(self.documents_before, self.documents_after),
             "Chunks": change(self.chunks_before, self.chunks_after),
+            "Vectors": (
+                f"{self.vectors_computed} new, {self.vectors_reused} reused"
+                if self.embedder is not None
+                else "none"
+            ),
         }
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A document of a run that was not written, with its code: it failed to load, or
+    its embedder failed (its previous version stayed served)."""
+
+    run_id: int
+    tenant: str
+    source_id: str
+    code: str
+    detail: str
+
+    def line(self) -> str:
+        return f"run {self.run_id}: {self.tenant}/{self.source_id} {self.code}: {self.detail}"
 
 
 @dataclass(frozen=True)
@@ -122,47 +162,150 @@ def search_terms(query: str) -> str:
     return " OR ".join(f'"{word}"' for word in words)
 
 
-def search(db: sqlite3.Connection, query: str, tenant: str, k: int) -> list[Hit]:
-    """BM25 over one tenant's active chunks, in one read snapshot: it never waits for a
-    writer. The answer is cached only if nothing was written since that snapshot."""
+def search(
+    db: sqlite3.Connection,
+    query: str,
+    tenant: str,
+    k: int,
+    mode: SearchMode = SearchMode.BM25,
+    embedder: Embedder | None = None,
+) -> list[Hit]:
+    """One tenant's active chunks, in one read snapshot: it never waits for a writer.
+    The answer is cached only if nothing was written since that snapshot."""
     if not 1 <= k <= MAX_K:
         raise ExplorerError(ErrorCode.INVALID_QUERY, f"k must be from 1 to {MAX_K}, not {k}")
     terms = search_terms(query)
     if not terms:
         return []
+    if mode is SearchMode.BM25:
+        key = terms
+    elif embedder is None:
+        raise ExplorerError(
+            ErrorCode.INVALID_QUERY, f"a {mode.value} search needs an embedder (not 'none')"
+        )
+    else:
+        key = f"{mode.value}\x00{embedder.name}\x00{sha(query)}"
+    query_vector = None
+    if embedder is not None and mode is not SearchMode.BM25:
+        query_vector = embed_texts(embedder, [query])[0]  # before the snapshot: no lock held
     db.execute("BEGIN DEFERRED")
     try:
         cached = db.execute(
             "SELECT hits FROM search_cache WHERE tenant = ? AND query = ? AND k = ?",
-            (tenant, terms, k),
+            (tenant, key, k),
         ).fetchone()
         if cached is not None:
             return [Hit(**hit) for hit in json.loads(cached[0])]
-        rows = db.execute(
-            'SELECT c.source_id, v.version, c.start_line, c.end_line, c.start, c."end", '
-            "c.chunk_id, snippet(chunks_fts, 0, '[', ']', '…', 12), bm25(chunks_fts) "
-            "FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
-            "JOIN versions v ON v.version_id = c.version_id "
-            "WHERE chunks_fts MATCH ? AND c.tenant = ? AND v.state = 'active' "
-            "ORDER BY bm25(chunks_fts) LIMIT ?",
-            (terms, tenant, k),
-        ).fetchall()
-        hits = [Hit(*row) for row in rows]
-        _remember(db, tenant, terms, k, hits)
+        if mode is SearchMode.BM25:
+            ranked = _bm25(db, terms, tenant, k)
+        else:
+            assert embedder is not None and query_vector is not None
+            by_vector = _nearest(db, query_vector, embedder, tenant, FUSION_DEPTH)
+            if mode is SearchMode.VECTOR:
+                ranked = by_vector[:k]
+            else:
+                ranked = _fused([_bm25(db, terms, tenant, FUSION_DEPTH), by_vector])[:k]
+        hits = _hits(db, ranked, _snippets(db, terms, [rowid for rowid, _ in ranked]))
+        _remember(db, tenant, key, k, hits)
         return hits
     finally:
         if db.in_transaction:
             db.execute("ROLLBACK")
 
 
-def _remember(db: sqlite3.Connection, tenant: str, terms: str, k: int, hits: list[Hit]) -> None:
+Ranked = list[tuple[int, float]]  # (chunk rowid, score), best first
+
+
+def _bm25(db: sqlite3.Connection, terms: str, tenant: str, limit: int) -> Ranked:
+    return [
+        (rowid, -score)
+        for rowid, score in db.execute(
+            "SELECT c.rowid, bm25(chunks_fts) FROM chunks_fts "
+            "JOIN chunks c ON c.rowid = chunks_fts.rowid "
+            "JOIN versions v ON v.version_id = c.version_id "
+            "WHERE chunks_fts MATCH ? AND c.tenant = ? AND v.state = 'active' "
+            "ORDER BY bm25(chunks_fts) LIMIT ?",
+            (terms, tenant, limit),
+        )
+    ]
+
+
+def _nearest(
+    db: sqlite3.Connection, query: np.ndarray, embedder: Embedder, tenant: str, limit: int
+) -> Ranked:
+    """Brute-force cosine over the tenant's active chunks embedded by `embedder` (the
+    vectors are stored unit-length, so a dot product)."""
+    rows = db.execute(
+        "SELECT c.rowid, x.vector FROM chunks c "
+        "JOIN versions v ON v.version_id = c.version_id "
+        "JOIN vectors x ON x.embedder = v.embedder AND x.text_sha256 = c.text_sha256 "
+        "WHERE c.tenant = ? AND v.state = 'active' AND v.embedder = ?",
+        (tenant, embedder.name),
+    ).fetchall()
+    if not rows:
+        return []
+    matrix = from_blobs([blob for _, blob in rows], embedder.dimensions)
+    scores = matrix @ query
+    count = min(limit, len(rows))
+    best = np.argpartition(-scores, count - 1)[:count]
+    best = best[np.argsort(-scores[best], kind="stable")]
+    return [(rows[i][0], float(scores[i])) for i in best]
+
+
+def _fused(rankings: list[Ranked]) -> Ranked:
+    """Reciprocal rank fusion: no score scales to reconcile, only ranks."""
+    fused: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, (rowid, _) in enumerate(ranking, start=1):
+            fused[rowid] = fused.get(rowid, 0.0) + 1.0 / (RRF_K + rank)
+    return sorted(fused.items(), key=lambda item: (-item[1], item[0]))
+
+
+def _snippets(db: sqlite3.Connection, terms: str, rowids: list[int]) -> dict[int, str]:
+    """FTS5's snippet, with the matched words in [brackets], for the hits that match."""
+    if not rowids:
+        return {}
+    marks = ",".join("?" * len(rowids))
+    return dict(
+        db.execute(
+            "SELECT rowid, snippet(chunks_fts, 0, '[', ']', '…', 12) FROM chunks_fts "
+            f"WHERE chunks_fts MATCH ? AND rowid IN ({marks})",
+            (terms, *rowids),
+        ).fetchall()
+    )
+
+
+def _hits(db: sqlite3.Connection, ranked: Ranked, snippets: dict[int, str]) -> list[Hit]:
+    hits = []
+    for rowid, score in ranked:
+        row = db.execute(
+            'SELECT c.source_id, v.version, c.start_line, c.end_line, c.start, c."end", '
+            "c.chunk_id, c.section_title, c.text FROM chunks c "
+            "JOIN versions v ON v.version_id = c.version_id WHERE c.rowid = ?",
+            (rowid,),
+        ).fetchone()
+        source_id, version, start_line, end_line, start, end, chunk_id, section, text = row
+        snippet = snippets.get(rowid) or _prefix(text)
+        hits.append(
+            Hit(source_id, version, start_line, end_line, start, end, chunk_id, section,
+                snippet, score)
+        )  # fmt: skip
+    return hits
+
+
+def _prefix(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= SNIPPET_CHARS else flat[: SNIPPET_CHARS - 1] + "…"
+
+
+def _remember(db: sqlite3.Connection, tenant: str, key: str, k: int, hits: list[Hit]) -> None:
     """Best effort, without waiting: a busy index, a newer snapshot, a full disk or a
     read-only file simply leave the answer uncached."""
     db.execute("PRAGMA busy_timeout = 0")
     try:
         db.execute(
             "INSERT OR REPLACE INTO search_cache VALUES (?, ?, ?, ?)",
-            (tenant, terms, k, json.dumps([asdict(hit) for hit in hits])),
+            (tenant, key, k, json.dumps([asdict(hit) for hit in hits])),
         )
         db.execute(
             "DELETE FROM search_cache WHERE rowid <= (SELECT max(rowid) FROM search_cache) - ?",
@@ -177,9 +320,9 @@ def _remember(db: sqlite3.Connection, tenant: str, terms: str, k: int, hits: lis
 
 def served_versions(db: sqlite3.Connection) -> dict[Key, Served]:
     return {
-        (tenant, source_id): Served(revision, config_digest)
-        for tenant, source_id, revision, config_digest in db.execute(
-            "SELECT d.tenant, d.source_id, v.document_revision, v.config_digest "
+        (tenant, source_id): Served(revision, config_digest, embedder)
+        for tenant, source_id, revision, config_digest, embedder in db.execute(
+            "SELECT d.tenant, d.source_id, v.document_revision, v.config_digest, v.embedder "
             "FROM documents d JOIN versions v ON v.version_id = d.active_version"
         )
     }
@@ -199,7 +342,8 @@ def history(db: sqlite3.Connection, run_in_progress: bool) -> list[RunRow]:
     is the last, otherwise it was interrupted."""
     cursor = db.execute(
         "SELECT run_id, started, finished, added, updated, unchanged, failed, deleted, "
-        "documents_before, documents_after, chunks_before, chunks_after FROM runs "
+        "documents_before, documents_after, chunks_before, chunks_after, embedder, "
+        "vectors_computed, vectors_reused FROM runs "
         "ORDER BY run_id"
     )
     names = [column[0] for column in cursor.description]
@@ -230,3 +374,14 @@ def document_statuses(db: sqlite3.Connection, run_id: int) -> list[tuple[str, st
         "SELECT tenant, source_id, status, detail FROM document_status WHERE run_id = ?",
         (run_id,),
     ).fetchall()
+
+
+def failures(db: sqlite3.Connection) -> list[Failure]:
+    """Every document a run did not write, oldest run first."""
+    return [
+        Failure(*row)
+        for row in db.execute(
+            "SELECT run_id, tenant, source_id, status, detail FROM document_status "
+            "WHERE status != 'ok' ORDER BY run_id, rowid"
+        )
+    ]

@@ -11,7 +11,7 @@ from pathlib import Path
 from ..errors import ErrorCode, ExplorerError
 
 APP_ID = "chunk-boundary-explorer"
-STORE_VERSION = "1"
+STORE_VERSION = "2"
 # How long a statement waits for another connection's write lock before `store_busy`.
 BUSY_SECONDS = 5.0
 
@@ -23,7 +23,9 @@ CREATE TABLE runs (
     unchanged INTEGER NOT NULL DEFAULT 0, failed INTEGER NOT NULL DEFAULT 0,
     deleted INTEGER NOT NULL DEFAULT 0,
     documents_before INTEGER NOT NULL, chunks_before INTEGER NOT NULL,
-    documents_after INTEGER, chunks_after INTEGER
+    documents_after INTEGER, chunks_after INTEGER,
+    embedder TEXT, vectors_computed INTEGER NOT NULL DEFAULT 0,
+    vectors_reused INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE document_status (
     run_id INTEGER NOT NULL REFERENCES runs, tenant TEXT NOT NULL, source_id TEXT NOT NULL,
@@ -36,17 +38,24 @@ CREATE TABLE documents (
 CREATE TABLE versions (
     version_id INTEGER PRIMARY KEY, tenant TEXT NOT NULL, source_id TEXT NOT NULL,
     version TEXT NOT NULL, document_revision TEXT NOT NULL, config_digest TEXT NOT NULL,
-    state TEXT NOT NULL CHECK (state IN ('staged', 'active', 'superseded', 'deleted')),
-    chunk_count INTEGER NOT NULL, run_id INTEGER NOT NULL REFERENCES runs
+    state TEXT NOT NULL
+        CHECK (state IN ('staged', 'active', 'superseded', 'deleted', 'failed')),
+    chunk_count INTEGER NOT NULL, run_id INTEGER NOT NULL REFERENCES runs, embedder TEXT
 );
 CREATE TABLE chunks (
     rowid INTEGER PRIMARY KEY, chunk_key TEXT NOT NULL UNIQUE,
     version_id INTEGER NOT NULL REFERENCES versions, tenant TEXT NOT NULL,
     source_id TEXT NOT NULL, chunk_id TEXT NOT NULL, ord INTEGER NOT NULL,
     start INTEGER NOT NULL, "end" INTEGER NOT NULL, start_line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL, text TEXT NOT NULL, text_sha256 TEXT NOT NULL
+    end_line INTEGER NOT NULL, text TEXT NOT NULL, text_sha256 TEXT NOT NULL,
+    section_title TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX chunks_by_version ON chunks (version_id);
+CREATE INDEX chunks_by_text ON chunks (text_sha256);
+CREATE TABLE vectors (
+    rowid INTEGER PRIMARY KEY, embedder TEXT NOT NULL, text_sha256 TEXT NOT NULL,
+    vector BLOB NOT NULL, UNIQUE (embedder, text_sha256)
+);
 CREATE VIRTUAL TABLE chunks_fts USING fts5 (text);
 CREATE TABLE search_cache (
     tenant TEXT NOT NULL, query TEXT NOT NULL, k INTEGER NOT NULL, hits TEXT NOT NULL,
@@ -61,8 +70,36 @@ CREATE TABLE receipts (
 """
 TABLES = (
     "meta", "runs", "document_status", "documents", "versions", "chunks", "chunks_fts",
-    "search_cache", "receipts",
+    "search_cache", "receipts", "vectors",
 )  # fmt: skip
+
+# Store version 1 (before embeddings) to 2, in one transaction on open: the vector
+# cache, the embedder of each run and version, a `failed` version state (SQLite cannot
+# change a CHECK in place, so `versions` is rebuilt), chunks' section titles (empty for
+# chunks written before), and an emptied search cache (its answers had another shape).
+_MIGRATE_1_TO_2 = """
+ALTER TABLE runs ADD COLUMN embedder TEXT;
+ALTER TABLE runs ADD COLUMN vectors_computed INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN vectors_reused INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE versions_2 (
+    version_id INTEGER PRIMARY KEY, tenant TEXT NOT NULL, source_id TEXT NOT NULL,
+    version TEXT NOT NULL, document_revision TEXT NOT NULL, config_digest TEXT NOT NULL,
+    state TEXT NOT NULL
+        CHECK (state IN ('staged', 'active', 'superseded', 'deleted', 'failed')),
+    chunk_count INTEGER NOT NULL, run_id INTEGER NOT NULL REFERENCES runs, embedder TEXT
+);
+INSERT INTO versions_2 SELECT *, NULL FROM versions;
+DROP TABLE versions;
+ALTER TABLE versions_2 RENAME TO versions;
+ALTER TABLE chunks ADD COLUMN section_title TEXT NOT NULL DEFAULT '';
+CREATE INDEX chunks_by_text ON chunks (text_sha256);
+CREATE TABLE vectors (
+    rowid INTEGER PRIMARY KEY, embedder TEXT NOT NULL, text_sha256 TEXT NOT NULL,
+    vector BLOB NOT NULL, UNIQUE (embedder, text_sha256)
+);
+DELETE FROM search_cache;
+UPDATE meta SET value = '2' WHERE key = 'store_version';
+"""
 
 _BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 _IO = (
@@ -143,9 +180,7 @@ def _create_or_check(db: sqlite3.Connection, path: Path) -> None:
             raise _foreign(path)
         with transaction(db):  # a second first run waits here, then finds the schema made
             if not _tables(db):
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        db.execute(statement)
+                _run_script(db, _SCHEMA)
                 db.execute(
                     "INSERT INTO meta VALUES ('app', ?), ('store_version', ?)",
                     (APP_ID, STORE_VERSION),
@@ -154,9 +189,28 @@ def _create_or_check(db: sqlite3.Connection, path: Path) -> None:
     meta = dict(db.execute("SELECT key, value FROM meta")) if "meta" in names else {}
     if meta.get("app") != APP_ID:
         raise _foreign(path)
+    if meta.get("store_version") == "1":
+        _migrate(db)
+        meta = dict(db.execute("SELECT key, value FROM meta"))
     if meta.get("store_version") != STORE_VERSION:
         raise ExplorerError(
             ErrorCode.INVALID_STORE,
             f"{str(path)!r} has store version {meta.get('store_version')}, "
             f"this program reads {STORE_VERSION}",
         )
+
+
+def _run_script(db: sqlite3.Connection, script: str) -> None:
+    for statement in script.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def _migrate(db: sqlite3.Connection) -> None:
+    """Version 1 to 2, once: a second opener waits on the write lock, then finds it done.
+    Foreign keys are not yet enforced on this connection, so `versions` can be rebuilt
+    under the chunks that refer to it."""
+    with transaction(db):
+        version = db.execute("SELECT value FROM meta WHERE key = 'store_version'").fetchone()
+        if version is not None and version[0] == "1":
+            _run_script(db, _MIGRATE_1_TO_2)

@@ -1,0 +1,111 @@
+"""The embedding stage of a run, between staging and verification, and its vector cache.
+
+Vectors are cached by (embedder name, chunk text SHA-256): a text already embedded by
+the same embedder, for any document of any tenant, is reused, never recomputed. Each
+batch of new vectors is committed as soon as it is computed, so a run that fails (or is
+killed) part-way leaves what it computed for the retry to reuse.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+from ..embedding import Embedder, batch_size, blob_bytes, embed_texts, to_blob
+from ..errors import ErrorCode, ExplorerError
+from ..index import ChunkRecord
+from .schema import transaction
+
+# Orphan vectors (no chunk row uses their text: superseded wording, failed staging) kept
+# as a cache for reverts and retries; the oldest beyond this are dropped after each run.
+ORPHAN_VECTORS_KEPT = 50_000
+_SQL_PARAMETERS = 500  # per IN (…) list: well under SQLite's limit
+
+
+@dataclass(frozen=True)
+class Embedded:
+    """Per staged version: vectors the embedder computed, and chunks served from the
+    cache (computed + reused = chunks staged)."""
+
+    computed: int
+    reused: int
+
+
+def _slices(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
+    for begin in range(0, len(items), size):
+        yield items[begin : begin + size]
+
+
+def cached(db: sqlite3.Connection, embedder: str, digests: Sequence[str]) -> set[str]:
+    found: set[str] = set()
+    for part in _slices(digests, _SQL_PARAMETERS):
+        marks = ",".join("?" * len(part))
+        found.update(
+            row[0]
+            for row in db.execute(
+                f"SELECT text_sha256 FROM vectors WHERE embedder = ? AND text_sha256 IN ({marks})",
+                (embedder, *part),
+            )
+        )
+    return found
+
+
+def embed_chunks(
+    db: sqlite3.Connection,
+    embedder: Embedder,
+    chunks: Sequence[ChunkRecord],
+    on_batch: Callable[[int], None],
+) -> Embedded:
+    """Compute the vectors the cache lacks, batch by batch, each batch committed.
+    `embedding_failed` (with how far it got) if the embedder raises or misanswers."""
+    texts = {chunk["text_sha256"]: chunk["text"] for chunk in chunks}
+    have = cached(db, embedder.name, list(texts))
+    missing = [digest for digest in texts if digest not in have]
+    done = 0
+    for part in _slices(missing, batch_size(embedder)):
+        try:
+            vectors = embed_texts(embedder, [texts[digest] for digest in part])
+        except ExplorerError as error:
+            raise ExplorerError(
+                ErrorCode.EMBEDDING_FAILED,
+                f"the embedder {embedder.name!r} failed after {done} of {len(missing)} new "
+                f"vectors ({len(chunks)} chunks): {error.detail}",
+            ) from None
+        with transaction(db):
+            db.executemany(
+                "INSERT OR IGNORE INTO vectors (embedder, text_sha256, vector) VALUES (?, ?, ?)",
+                [(embedder.name, d, to_blob(v)) for d, v in zip(part, vectors, strict=True)],
+            )
+        done += len(part)
+        on_batch(done)
+    return Embedded(len(missing), len(chunks) - len(missing))
+
+
+def vectors_verified(
+    db: sqlite3.Connection, version_id: int, embedder: str, dimensions: int
+) -> int:
+    """How many of a staged version's chunks have a vector of the right size from
+    `embedder`."""
+    count: int = db.execute(
+        "SELECT count(*) FROM chunks c JOIN vectors v "
+        "ON v.embedder = ? AND v.text_sha256 = c.text_sha256 "
+        "WHERE c.version_id = ? AND length(v.vector) = ?",
+        (embedder, version_id, blob_bytes(dimensions)),
+    ).fetchone()[0]
+    return count
+
+
+_ORPHANS = (
+    "SELECT v.rowid FROM vectors v WHERE NOT EXISTS "
+    "(SELECT 1 FROM chunks c WHERE c.text_sha256 = v.text_sha256)"
+)
+
+
+def drop_orphans(db: sqlite3.Connection, keep: int) -> int:
+    """Drop the vectors no chunk uses, all but the newest `keep`. Inside a transaction."""
+    cursor = db.execute(
+        f"DELETE FROM vectors WHERE rowid IN ({_ORPHANS} ORDER BY v.rowid DESC LIMIT -1 OFFSET ?)",
+        (keep,),
+    )
+    return cursor.rowcount
