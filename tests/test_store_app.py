@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -120,3 +121,33 @@ def test_the_secrets_file_can_name_the_shared_index(
     assert at.success[0].value.startswith("run 1: added 2")
     assert shared.is_file()
     assert "scratch_index" not in at.session_state
+
+
+def table_with(at: AppTest, column: str) -> Any:
+    """The one table on the page that has `column`."""
+    [table] = [t.value for t in at.table if column in t.value.columns]
+    return table
+
+
+def test_the_tab_shows_vectors_per_run_the_search_mode_and_citations(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EXPLORER_DB", str(tmp_path / "shared.db"))
+    monkeypatch.setenv("EXPLORER_TENANTS", "acme")
+    at = start()
+    library_upload(at, "manifest.json")
+    at.button(key="ingest").click().run()
+    assert "vectors: computed 10, reused 2 (wordllama-" in at.success[0].value
+    at.button(key="ingest").click().run()
+    runs = table_with(at, "Vectors")
+    assert list(runs["Vectors"]) == ["10 new, 2 reused", "0 new, 0 reused"]
+    at.radio(key="search_mode").set_value(index_tab.SearchMode.VECTOR).run()
+    at.text_input(key="query").set_value("cash reimbursement timeframe").run()
+    hits = table_with(at, "Section")
+    first = hits.iloc[0]
+    assert (first["Source"], first["Version"], first["Section"]) == (
+        "refund-policy", "1", "Eligibility",
+    )  # fmt: skip
+    assert first["Offsets"].startswith("[") and first["Lines"] and float(first["Score"]) > 0
+    at.radio(key="search_mode").set_value(index_tab.SearchMode.BM25).run()
+    assert any("No active chunk" in info.value for info in at.info)

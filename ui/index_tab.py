@@ -20,7 +20,8 @@ from pathlib import Path
 import streamlit as st
 
 from explorer import ErrorCode, ExplorerError, LoadResult, Manifest, make_config
-from explorer.store import Store
+from explorer.embedding import DEFAULT_EMBEDDER, load_embedder
+from explorer.store import SearchMode, Store
 
 from .common import show_error
 
@@ -94,20 +95,22 @@ def index_page(manifest: Manifest, load: LoadResult, target: int) -> None:
     where = "this session's own scratch index" if settings.db is None else "the server's index"
     st.markdown(
         f"A versioned index ({where}). Each run skips unchanged documents, swaps changed "
-        "ones in whole, keeps serving a document that failed, and deletes what the manifest "
-        "removes (`deleted`, or `complete: true`), with a receipt."
+        "ones in whole (chunks embedded with WordLlama, from the package, offline; a text "
+        "embedded before is reused), keeps serving a document that failed, and deletes what "
+        "the manifest removes (`deleted`, or `complete: true`), with a receipt."
         + ("" if settings.allow_deletions else " Deletions are turned off on this server.")
     )
     config = make_config("heading-aware", target)
     if st.button(f"Ingest these documents as a run (heading-aware, target {target})",
                  key="ingest", type="primary"):  # fmt: skip
         try:
+            embedder = load_embedder(DEFAULT_EMBEDDER)
             with Store(db) as store:
                 summary = store.ingest(
-                    manifest, load, config, on_wait=st.info, tenants=settings.tenants,
-                    allow_deletions=settings.allow_deletions,
+                    manifest, load, config, embedder=embedder, on_wait=st.info,
+                    tenants=settings.tenants, allow_deletions=settings.allow_deletions,
                 )  # fmt: skip
-            st.success(summary.line())
+            st.success(f"{summary.line()}; {summary.vectors_line()}")
         except ExplorerError as error:
             show_error(error)
     if not db.is_file():
@@ -124,9 +127,21 @@ def visible(tenants: frozenset[str] | None) -> Callable[[str], bool]:
     return lambda tenant: tenants is None or tenant in tenants
 
 
+MODE_HELP = {
+    SearchMode.HYBRID: "hybrid: BM25 and vectors fused by reciprocal rank",
+    SearchMode.BM25: "bm25: the query's words (FTS5)",
+    SearchMode.VECTOR: "vector: cosine to the query's WordLlama vector",
+}
+
+
 def show_index(store: Store, may_see: Callable[[str], bool]) -> None:
     st.subheader("Runs: before and after")
+    st.caption("Vectors: computed by the embedder in that run, and reused from the cache.")
     st.table([run.cells() for run in store.history()])
+    failures = [f.cells() for f in store.failures() if may_see(f.tenant)]
+    if failures:
+        st.caption("Documents a run did not write (their previous version stayed served):")
+        st.table(failures)
     st.subheader("Search the active versions")
     tenants = [tenant for tenant in store.tenants() if may_see(tenant)]
     if tenants:
@@ -134,9 +149,16 @@ def show_index(store: Store, may_see: Callable[[str], bool]) -> None:
         tenant = left.selectbox("Tenant", tenants, key="tenant")
         query = middle.text_input("Query", key="query")
         k = right.number_input("Hits", 1, 50, 5, key="hits")
+        mode = st.radio(
+            "Search mode", list(SearchMode), format_func=MODE_HELP.__getitem__,
+            horizontal=True, key="search_mode",
+        )  # fmt: skip
         if query:
-            hits = store.search(query, tenant, int(k))
+            embedder = None if mode is SearchMode.BM25 else load_embedder(DEFAULT_EMBEDDER)
+            hits = store.search(query, tenant, int(k), mode, embedder)
             if hits:
+                st.caption(f"{mode.value}: each hit cites its source, version, lines, "
+                           "[start, end) and section")  # fmt: skip
                 st.table([hit.cells() for hit in hits])
             else:
                 st.info(f"No active chunk of tenant {tenant!r} matches.")

@@ -122,6 +122,10 @@ class Failure:
     def line(self) -> str:
         return f"run {self.run_id}: {self.tenant}/{self.source_id} {self.code}: {self.detail}"
 
+    def cells(self) -> dict[str, str]:
+        return {"Run": str(self.run_id), "Tenant": self.tenant, "Source": self.source_id,
+                "Code": self.code, "Detail": self.detail}  # fmt: skip
+
 
 @dataclass(frozen=True)
 class Receipt:
