@@ -12,6 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from explorer import ErrorCode, ExplorerError
+from explorer.store import SearchMode
 from tests.conftest import ROOT
 from tests.test_app import errors as shown_errors
 from ui import index_tab
@@ -141,7 +142,7 @@ def test_the_tab_shows_vectors_per_run_the_search_mode_and_citations(
     at.button(key="ingest").click().run()
     runs = table_with(at, "Vectors")
     assert list(runs["Vectors"]) == ["10 new, 2 reused", "0 new, 0 reused"]
-    at.radio(key="search_mode").set_value(index_tab.SearchMode.VECTOR).run()
+    at.radio(key="search_mode").set_value(SearchMode.VECTOR).run()
     at.text_input(key="query").set_value("cash reimbursement timeframe").run()
     hits = table_with(at, "Section")
     first = hits.iloc[0]
@@ -149,5 +150,5 @@ def test_the_tab_shows_vectors_per_run_the_search_mode_and_citations(
         "refund-policy", "1", "Eligibility",
     )  # fmt: skip
     assert first["Offsets"].startswith("[") and first["Lines"] and float(first["Score"]) > 0
-    at.radio(key="search_mode").set_value(index_tab.SearchMode.BM25).run()
+    at.radio(key="search_mode").set_value(SearchMode.BM25).run()
     assert any("No active chunk" in info.value for info in at.info)

@@ -152,7 +152,7 @@ def show_index(store: Store, may_see: Callable[[str], bool]) -> None:
         mode = st.radio(
             "Search mode", list(SearchMode), format_func=MODE_HELP.__getitem__,
             horizontal=True, key="search_mode",
-        )  # fmt: skip
+        ) or SearchMode.HYBRID  # fmt: skip
         if query:
             embedder = None if mode is SearchMode.BM25 else load_embedder(DEFAULT_EMBEDDER)
             hits = store.search(query, tenant, int(k), mode, embedder)
