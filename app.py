@@ -33,17 +33,17 @@ from explorer import (
     parse_config,
     parse_manifest,
     resolve_check,
-    validate_index,
     validate_index_bytes,
 )
 from explorer.chunk_map import build_chunk_map
 from explorer.digests import canonical_json, sha
 from explorer.display import markdown_literal, markdown_rows
+from explorer.explore import Column, assemble_report, run_column
+from explorer.explore import resolve_checks as resolve_manifest_checks
 from explorer.jsonio import dump_json
 from explorer.models import describe
 from explorer.render import LEGEND, STYLE, containment_rows, highlights, render_view
-from explorer.report import PolicyResult, SkippedCheck, assemble_report, evaluate_policy
-from explorer.report import resolve_checks as resolve_manifest_checks
+from explorer.report import PolicyResult, SkippedCheck
 from explorer.uploads import Bundle, bundle_from_uploads, bundle_zip, manifest_json, pasted_bundle
 from ui.common import show_error
 from ui.index_tab import index_page
@@ -93,9 +93,8 @@ def evaluate_cached(
     _checks: Sequence[ResolvedCheck],
 ) -> Evaluated:  # fmt: skip
     """One policy's index and checks, validated before anything is offered for download."""
-    result, index = evaluate_policy(_load.documents, _checks, make_config(strategy, size))
-    validate_index(index)
-    return result, index
+    column = run_column(strategy, _load.documents, _checks, make_config(strategy, size))
+    return column.result, column.index
 
 
 @st.cache_data(show_spinner="Drawing…", max_entries=6, ttl=CACHE_TTL)
@@ -294,7 +293,7 @@ def chunk_map_json(document: DocumentRecord, config: dict[str, str | int | None]
 def report_json(
     load: LoadResult, skipped: Sequence[SkippedCheck], evaluated: list[Evaluated]
 ) -> str:
-    return dump_json(assemble_report(load, skipped, evaluated))
+    return dump_json(assemble_report(load, skipped, [Column(*item) for item in evaluated]))
 
 
 def validate_upload() -> None:
@@ -371,9 +370,10 @@ def explore(key: str, manifest: Manifest, load: LoadResult, fixed: int, target: 
 
     added = user_checks(key)
     try:
-        resolved, skipped = resolve_manifest_checks(load, manifest_checks)
-        resolved += [resolve_check(SpanCheck.model_validate(raw), texts[str(raw["source_id"])])
-                     for raw in added]  # fmt: skip
+        from_manifest, skipped = resolve_manifest_checks(load, manifest_checks)
+        added_checks = [resolve_check(SpanCheck.model_validate(raw), texts[str(raw["source_id"])])
+                        for raw in added]  # fmt: skip
+        resolved = [*from_manifest, *added_checks]
         checks_key = sha(canonical_json([[c.id, c.source_id, [[s.label, s.start, s.end]
                                           for s in c.spans]] for c in resolved]))  # fmt: skip
         sizes = {"fixed-char": fixed, "heading-aware": target}

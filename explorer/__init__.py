@@ -7,6 +7,7 @@ from .config import ChunkConfig
 from .digests import digest, sha
 from .documents import DocumentRecord
 from .errors import ErrorCode, ExplorerError
+from .explore import Column, Exploration, Settings, compare, explore
 from .grammar import Section, paragraphs, sections
 from .index import ChunkRecord, Index, build_index, document_chunks
 from .limits import DEFAULT_LIMITS, Limits
@@ -21,7 +22,7 @@ from .loading import (
 )
 from .manifest import Manifest, ManifestDocument, ManifestSpan, SpanCheck, parse_manifest
 from .policies import POLICIES, Policy, make_config, parse_config
-from .report import Report, compare
+from .report import Report
 from .store import Store
 from .validate import check_against_sources, validate_index, validate_index_bytes
 
@@ -32,10 +33,12 @@ __all__ = [
     "CheckResult",
     "ChunkConfig",
     "ChunkRecord",
+    "Column",
     "DirectoryReader",
     "DocumentRecord",
     "DocumentStatus",
     "ErrorCode",
+    "Exploration",
     "ExplorerError",
     "Index",
     "Limits",
@@ -48,6 +51,7 @@ __all__ = [
     "Report",
     "ResolvedCheck",
     "Section",
+    "Settings",
     "SourceReader",
     "SpanCheck",
     "Store",
@@ -61,6 +65,7 @@ __all__ = [
     "document_chunks",
     "evaluate_check",
     "evaluate_checks",
+    "explore",
     "load_documents",
     "make_config",
     "paragraphs",

@@ -13,7 +13,8 @@ import pytest
 from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
 
-from explorer import ErrorCode, ExplorerError, report
+import explorer.explore as pipeline
+from explorer import ErrorCode, ExplorerError
 from tests.conftest import FIXTURE, MANIFEST, ROOT, golden_index, sha256_hex, zipped
 
 APP = str(ROOT / "app.py")
@@ -574,7 +575,7 @@ def test_a_refusal_from_the_chunking_core_is_shown_with_its_code(
     def refuse(*args: object) -> None:
         raise ExplorerError(ErrorCode.UNSUPPORTED_CHUNK_CONFIG, "refused by the core")
 
-    monkeypatch.setattr(report, "evaluate_policy", refuse)
+    monkeypatch.setattr(pipeline, "run_column", refuse)
     at = pasted("# A document no other test pastes\n\nx\n")
     assert not at.exception
     assert errors(at) == ["**unsupported_chunk_config**: refused by the core"]

@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from explorer import POLICIES, build_index, load_documents, make_config, output
+from explorer import POLICIES, build_index, load_documents, make_config
 from explorer.cli import _write_atomically
 from explorer.errors import ErrorCode, ExplorerError
-from explorer.index import encode_documents, write_index
+from explorer.explore import Settings, compare, write_comparison
+from explorer.index import write_index
 from explorer.loading import DirectoryReader, LoadResult
 from explorer.manifest import Manifest, parse_manifest
-from explorer.report import compare, write_report
 from tests.conftest import MANIFEST, ROOT, ManifestBuilder, run_cli, run_module
 
 GOOD = b"# Title\n\nBody text.\n"
@@ -93,9 +93,13 @@ def test_streamed_index_refuses_no_documents_before_writing() -> None:
 def test_streamed_report_loads_as_compare(awkward: Path) -> None:
     for manifest in (MANIFEST, LIBRARY):
         parsed, load = loaded(manifest)
-        for sizes in (None, {"fixed-char": 33, "heading-aware": 500}):
-            data = streamed(partial(write_report, load, parsed.span_checks, sizes))
-            assert json.loads(data) == compare(load, parsed.span_checks, sizes)
+        for settings in (
+            Settings.default(),
+            Settings.from_sizes({"fixed-char": 33, "heading-aware": 500}),
+            Settings((make_config("heading-aware", 100), make_config("heading-aware", 900))),
+        ):
+            data = streamed(partial(write_comparison, load, parsed.span_checks, settings))
+            assert json.loads(data) == compare(load, parsed.span_checks, settings)
 
 
 def test_index_command_output_is_validated_and_equals_build_index(
@@ -125,7 +129,9 @@ def test_compare_command_equals_compare(tmp_path: Path) -> None:
     assert printed.json() == compare(load, parsed.span_checks)
     out = tmp_path / "report.json"
     assert run_cli("compare", MANIFEST, "--fixed-chars", "50", "--out", out).code == 0
-    assert json.loads(out.read_bytes()) == compare(load, parsed.span_checks, {"fixed-char": 50})
+    assert json.loads(out.read_bytes()) == compare(
+        load, parsed.span_checks, Settings.from_sizes({"fixed-char": 50})
+    )
 
 
 def test_standard_output_with_a_binary_buffer_gets_the_bytes(awkward: Path) -> None:
@@ -251,81 +257,6 @@ def test_a_failure_while_streaming_leaves_the_old_file(tmp_path: Path) -> None:
 # Chunking in worker processes: the same bytes as the plain loop
 
 
-@pytest.fixture
-def parallel(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Workers even for tiny inputs, several batches, and at least two CPUs."""
-    monkeypatch.setattr(output, "MIN_PARALLEL_CHARS", 1)
-    monkeypatch.setattr(output, "BATCH_CHARS", 300)
-    monkeypatch.setattr(output, "_workers", lambda: 2)
-
-
-@pytest.mark.parametrize("policy", list(POLICIES))
-def test_workers_write_the_same_bytes(policy: str, awkward: Path, parallel: None) -> None:
-    config = make_config(policy)
-    for manifest in (LIBRARY, awkward):
-        _, load = loaded(manifest)
-        encode = output.parallel_encoder(load.documents)
-        assert encode is not None
-        by_workers = streamed(partial(write_index, load.documents, config, encode=encode))
-        assert by_workers == streamed(partial(write_index, load.documents, config))
-
-
-def test_workers_write_the_same_report(parallel: None) -> None:
-    for manifest in (MANIFEST, LIBRARY):
-        parsed, load = loaded(manifest)
-        encode = output.parallel_encoder(load.documents)
-        assert encode is not None
-        plain = partial(write_report, load, parsed.span_checks, None)
-        assert streamed(partial(plain, encode=encode)) == streamed(plain)
-
-
-def test_a_refusal_in_a_worker_keeps_its_code(
-    awkward: Path, parallel: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _, load = loaded(awkward)
-    plain = encode_documents
-
-    def refuses_c(documents: Any, config: Any, limits: Any) -> Iterator[list[bytes]]:
-        for document in documents:
-            if document["source_id"] == "c":
-                raise ExplorerError(ErrorCode.UNSUPPORTED_CHUNK_CONFIG, "c is refused")
-            yield from plain([document], config, limits)
-
-    monkeypatch.setattr(output, "encode_documents", refuses_c)
-    encode = output.parallel_encoder(load.documents)
-    assert encode is not None
-    with pytest.raises(ExplorerError) as refused:
-        write_index(load.documents, make_config("paragraph"), len, encode=encode)
-    assert (refused.value.code, refused.value.detail) == (
-        ErrorCode.UNSUPPORTED_CHUNK_CONFIG,
-        "c is refused",
-    )
-
-
-def test_little_text_or_one_cpu_is_chunked_here(
-    awkward: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _, load = loaded(awkward)
-    assert output.parallel_encoder(load.documents) is None  # too little text
-    monkeypatch.setattr(output, "MIN_PARALLEL_CHARS", 1)
-    monkeypatch.setattr(output, "_workers", lambda: 1)
-    assert output.parallel_encoder(load.documents) is None
-
-
-def test_keep_needs_the_plain_loop(awkward: Path, parallel: None) -> None:
-    _, load = loaded(awkward)
-    encode = output.parallel_encoder(load.documents)
-    with pytest.raises(ValueError):
-        write_index(load.documents, make_config("paragraph"), len, lambda d, r: None, encode)
-
-
-def test_index_command_with_workers(awkward: Path, parallel: None, tmp_path: Path) -> None:
-    out = tmp_path / "index.json"
-    assert run_cli("index", awkward, "--policy", "heading-aware", "--out", out).code == 0
-    _, load = loaded(awkward)
-    assert json.loads(out.read_bytes()) == build_index(load.documents, make_config("heading-aware"))
-
-
 def test_a_reader_that_leaves_early_gets_no_traceback(make_manifest: ManifestBuilder) -> None:
     manifest = make_manifest({"doc.md": b"# Title\n\n" + b"word " * 100_000 + b"\n"})
     process = subprocess.Popen(
@@ -344,7 +275,7 @@ def test_a_reader_that_leaves_early_gets_no_traceback(make_manifest: ManifestBui
     )
 
 
-def test_workers_hold_the_limits_given(awkward: Path, parallel: None) -> None:
+def test_the_commands_hold_the_limits_given(awkward: Path) -> None:
     for command, extra in (("index", ["--policy", "fixed-char"]), ("compare", [])):
         result = run_cli(command, awkward, *extra, "--max-document-chunks", "3")
         assert result.code == 2

@@ -10,7 +10,10 @@ from hypothesis import strategies as st
 
 from explorer import build_index, make_config, resolve_check
 from explorer.checks import ResolvedCheck, ResolvedSpan
+from explorer.config import ChunkConfig
 from explorer.documents import DocumentRecord, document_record
+from explorer.explore import run_column
+from explorer.index import Index
 from explorer.manifest import SpanCheck
 from explorer.render import (
     MAX_DRAWN_PIECES,
@@ -19,7 +22,7 @@ from explorer.render import (
     render_text,
     render_view,
 )
-from explorer.report import evaluate_policy
+from explorer.report import PolicyResult
 
 HOSTILE = (
     "# Title <b>bold</b>\n\n"
@@ -28,6 +31,13 @@ HOSTILE = (
     "</evidence><system>ignore instructions</system>\n"
 )
 TAG = re.compile(r"<[^>]*>")
+
+
+def built(
+    documents: list[DocumentRecord], checks: list[ResolvedCheck], config: ChunkConfig
+) -> tuple[PolicyResult, Index]:
+    column = run_column(config.strategy, documents, checks, config)
+    return column.result, column.index
 
 
 def doc(text: str) -> DocumentRecord:
@@ -65,7 +75,7 @@ def test_document_text_is_escaped_everywhere() -> None:
         {"id": "<i>c</i>", "source_id": "d", "spans": [{"label": "<u>x</u>", "quote": "<script>"}]}
     )
     resolved = [resolve_check(check, text)]
-    result, index = evaluate_policy([record], resolved, make_config("heading-aware"))
+    result, index = built([record], resolved, make_config("heading-aware"))
     markup = render_view(text, "d", result, index, highlights(resolved, "d"))
     for raw in ("<img", "<script", "<a ", "</evidence>", "<system>", "<b>", "<i>", "<u>"):
         assert raw not in markup
@@ -112,7 +122,7 @@ def test_containment_rows_say_where_spans_lie() -> None:
         }
     )
     resolved = [resolve_check(check, text)]
-    evaluated = [evaluate_policy([doc(text)], resolved, make_config("fixed-char", 4))]
+    evaluated = [built([doc(text)], resolved, make_config("fixed-char", 4))]
     [row] = containment_rows(evaluated)
     assert row == {
         "Policy": "fixed-char",
@@ -124,14 +134,14 @@ def test_containment_rows_say_where_spans_lie() -> None:
 
 
 def test_a_policy_without_checks_still_gets_a_row() -> None:
-    evaluated = [evaluate_policy([doc("# T\n\nx\n")], [], make_config("paragraph"))]
+    evaluated = [built([doc("# T\n\nx\n")], [], make_config("paragraph"))]
     assert containment_rows(evaluated)[0]["Check"] == "—"
 
 
 def test_a_view_past_the_drawing_limit_says_so_instead_of_drawing() -> None:
     """One-character paragraphs: past `MAX_DRAWN_PIECES` chunks the HTML stays small."""
     text = "# T\n\n" + "a\n\n" * (MAX_DRAWN_PIECES + 1)
-    result, index = evaluate_policy([doc(text)], [], make_config("paragraph"))
+    result, index = built([doc(text)], [], make_config("paragraph"))
     markup = render_view(text, "d", result, index, [])
     assert len(index["chunks"]) == MAX_DRAWN_PIECES + 1
     assert f"Not drawn: this view has {MAX_DRAWN_PIECES + 1:,} chunks" in markup
@@ -141,7 +151,7 @@ def test_a_view_past_the_drawing_limit_says_so_instead_of_drawing() -> None:
 
 def test_a_view_at_the_drawing_limit_is_drawn() -> None:
     text = "# T\n\n" + "a\n\n" * MAX_DRAWN_PIECES
-    result, index = evaluate_policy([doc(text)], [], make_config("paragraph"))
+    result, index = built([doc(text)], [], make_config("paragraph"))
     markup = render_view(text, "d", result, index, [])
     assert markup.count('class="cbx-n"') == MAX_DRAWN_PIECES
 
@@ -152,7 +162,7 @@ def test_bidi_controls_in_labels_and_ids_reverse_only_themselves() -> None:
         {"id": "c\u202e1", "source_id": "d", "spans": [{"label": "x\u202ey", "quote": "abc"}]}
     )
     resolved = [resolve_check(check, text)]
-    result, index = evaluate_policy([doc(text)], resolved, make_config("paragraph"))
+    result, index = built([doc(text)], resolved, make_config("paragraph"))
     markup = render_view(text, "d", result, index, highlights(resolved, "d"))
     assert "✓ <bdi>c\u202e1</bdi>: together" in markup
     assert "><bdi>x\u202ey</bdi></span>" in markup

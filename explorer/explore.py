@@ -1,0 +1,300 @@
+"""The one pipeline: documents, checks and settings in; validated indexes, check results
+and a report out. The command line, the report and the app all go through `explore`.
+
+Settings name their columns from the policy registry, so a policy added there shows up
+in every command and in the app without touching them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import orjson
+
+from .checks import CheckResult, ResolvedCheck, evaluate_checks, resolve_check
+from .config import MAX_CHARS_LIMIT, ChunkConfig
+from .documents import DocumentRecord
+from .errors import ErrorCode, ExplorerError
+from .index import ChunkRecord, Index, build_index, write_index
+from .limits import DEFAULT_LIMITS, Limits
+from .loading import LoadResult
+from .manifest import SpanCheck
+from .policies import POLICIES, make_config
+from .report import REPORT_VERSION, DocumentStatusEntry, PolicyResult, Report, SkippedCheck
+from .validate import validate_index
+
+# Older links name the two sized policies by these keys; they are still read.
+_QUERY_ALIASES = {"fixed": "fixed-char", "target": "heading-aware"}
+
+
+MAX_COLUMNS = 8
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The columns to compare: one config per column, in the order they are shown."""
+
+    configs: tuple[ChunkConfig, ...]
+
+    def __post_init__(self) -> None:
+        if not 1 <= len(self.configs) <= MAX_COLUMNS:
+            raise ExplorerError(
+                ErrorCode.USAGE, f"compare 1 to {MAX_COLUMNS} policies, not {len(self.configs)}"
+            )
+        if len(set(self.configs)) < len(self.configs):
+            raise ExplorerError(ErrorCode.USAGE, "the same policy and size is given twice")
+
+    @property
+    def names(self) -> list[str]:
+        """Each column's name: its policy, and its size where the policy repeats."""
+        strategies = [config.strategy for config in self.configs]
+        return [
+            config.strategy
+            if strategies.count(config.strategy) == 1
+            else f"{config.strategy}@{config.max_chars}"
+            for config in self.configs
+        ]
+
+    @classmethod
+    def default(cls) -> Settings:
+        """Every registered policy at its default size, in registry order."""
+        return cls.from_sizes({})
+
+    @classmethod
+    def from_sizes(cls, sizes: Mapping[str, int | None]) -> Settings:
+        """Every registered policy; `sizes` maps a sized policy's name to its max_chars."""
+        unknown = sorted(set(sizes) - set(POLICIES))
+        if unknown:
+            raise ExplorerError(
+                ErrorCode.UNSUPPORTED_CHUNK_CONFIG,
+                f"unknown policy {unknown[0]!r}; known: {', '.join(POLICIES)}",
+            )
+        return cls(tuple(make_config(name, sizes.get(name)) for name in POLICIES))
+
+    @classmethod
+    def from_query(cls, query: Mapping[str, str]) -> tuple[Settings, list[str]]:
+        """Settings from a link's parameters, and a sentence for each value ignored.
+
+        A bad value never stops the page: it is named, and the default is used instead.
+        """
+        sizes: dict[str, int] = {}
+        notes: list[str] = []
+        for key, raw in query.items():
+            name = _QUERY_ALIASES.get(key, key)
+            policy = POLICIES.get(name)
+            if policy is None or policy.default_max_chars is None:
+                continue
+            size = _whole_number(raw, 1, MAX_CHARS_LIMIT)
+            if size is None:
+                shown = raw if len(raw) <= 40 else raw[:40] + "…"
+                notes.append(
+                    f"Ignored {key}={shown!r} from the link: the size of {name} must be a "
+                    f"whole number from 1 to {MAX_CHARS_LIMIT:,}."
+                )
+            else:
+                sizes[name] = size
+        return cls.from_sizes(sizes), notes
+
+    def to_query(self) -> dict[str, str]:
+        """The link parameters that `from_query` reads back into these settings."""
+        return {
+            config.strategy: str(config.max_chars)
+            for config in self.configs
+            if config.max_chars is not None
+        }
+
+    def size(self, name: str) -> int | None:
+        return next((c.max_chars for c in self.configs if c.strategy == name), None)
+
+
+def _whole_number(raw: str, low: int, high: int) -> int | None:
+    """`raw` as an int in [low, high], or None; ASCII digits only, and never a huge parse."""
+    digits = raw.strip()
+    if not digits or len(digits) > len(str(high)) or not (digits.isascii() and digits.isdigit()):
+        return None
+    value = int(digits)
+    return value if low <= value <= high else None
+
+
+@dataclass(frozen=True)
+class Column:
+    """One policy's validated index over all documents, and its span checks."""
+
+    result: PolicyResult
+    index: Index
+
+    @property
+    def name(self) -> str:
+        return self.result["name"]
+
+    def chunks_of(self, source_id: str) -> list[ChunkRecord]:
+        """One document's chunks, in order."""
+        return [c for c in self.index["chunks"] if c["source_id"] == source_id]
+
+
+@dataclass(frozen=True)
+class Exploration:
+    """Everything one view of the documents shows, and the report that records it."""
+
+    load: LoadResult
+    checks: tuple[ResolvedCheck, ...]
+    skipped: tuple[SkippedCheck, ...]
+    columns: tuple[Column, ...]
+    _texts: dict[str, str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        texts = {d["source_id"]: d["text"] for d in self.load.documents}
+        object.__setattr__(self, "_texts", texts)
+
+    @property
+    def source_ids(self) -> list[str]:
+        return list(self._texts)
+
+    def text(self, source_id: str) -> str:
+        return self._texts[source_id]
+
+    def document(self, source_id: str) -> DocumentRecord:
+        return next(d for d in self.load.documents if d["source_id"] == source_id)
+
+    @cached_property
+    def report(self) -> Report:
+        return assemble_report(self.load, self.skipped, self.columns)
+
+
+def resolve_checks(
+    load: LoadResult, checks: Sequence[SpanCheck]
+) -> tuple[tuple[ResolvedCheck, ...], tuple[SkippedCheck, ...]]:
+    """Place every check's spans in its document; a failed document's checks are skipped
+    (and said so), never evaluated against nothing."""
+    texts = {d["source_id"]: d["text"] for d in load.documents}
+    status = {s.source_id: s for s in load.statuses}
+    resolved: list[ResolvedCheck] = []
+    skipped: list[SkippedCheck] = []
+    for check in checks:
+        text = texts.get(check.source_id)
+        if text is None:
+            reason = f"its document did not load ({status[check.source_id].status})"
+            skipped.append({"id": check.id, "source_id": check.source_id, "reason": reason})
+        else:
+            resolved.append(resolve_check(check, text))
+    return tuple(resolved), tuple(skipped)
+
+
+def _require_documents(load: LoadResult) -> None:
+    if not load.documents:
+        raise ExplorerError(
+            ErrorCode.NO_DOCUMENTS, "no document loaded, so there is nothing to chunk"
+        )
+
+
+def _policy_result(
+    name: str, config: ChunkConfig, index_id: str, chunk_count: int, checks: list[CheckResult]
+) -> PolicyResult:
+    return {
+        "name": name,
+        "config": config.as_json(),
+        "index_id": index_id,
+        "chunk_count": chunk_count,
+        "checks": checks,
+    }
+
+
+def run_column(
+    name: str,
+    documents: Sequence[DocumentRecord],
+    checks: Sequence[ResolvedCheck],
+    config: ChunkConfig,
+    limits: Limits = DEFAULT_LIMITS,
+) -> Column:
+    """One policy's index over the documents, validated, and its span checks."""
+    index = validate_index(build_index(documents, config, limits), limits)
+    results = evaluate_checks(checks, index["chunks"], limits)
+    return Column(
+        _policy_result(name, config, index["index_id"], len(index["chunks"]), results), index
+    )
+
+
+def explore(
+    load: LoadResult,
+    checks: Sequence[SpanCheck],
+    settings: Settings,
+    limits: Limits = DEFAULT_LIMITS,
+) -> Exploration:
+    """The pipeline: resolve the checks, build and validate each column, run the checks."""
+    _require_documents(load)
+    resolved, skipped = resolve_checks(load, checks)
+    columns = tuple(
+        run_column(name, load.documents, resolved, config, limits)
+        for name, config in zip(settings.names, settings.configs, strict=True)
+    )
+    return Exploration(load, resolved, skipped, columns)
+
+
+def document_entries(load: LoadResult) -> list[DocumentStatusEntry]:
+    return [
+        {"source_id": s.source_id, "status": s.status, "detail": s.detail} for s in load.statuses
+    ]
+
+
+def assemble_report(
+    load: LoadResult, skipped: Sequence[SkippedCheck], columns: Sequence[Column]
+) -> Report:
+    return {
+        "report_version": REPORT_VERSION,
+        "policies": [column.result for column in columns],
+        "documents": document_entries(load),
+        "skipped_checks": list(skipped),
+        "indexes": {column.name: column.index for column in columns},
+    }
+
+
+def compare(
+    load: LoadResult,
+    checks: Sequence[SpanCheck],
+    settings: Settings | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+) -> Report:
+    """The comparison report of `explore`, every registered policy by default."""
+    return explore(load, checks, settings or Settings.default(), limits).report
+
+
+def write_comparison(
+    load: LoadResult,
+    checks: Sequence[SpanCheck],
+    settings: Settings,
+    write: Callable[[bytes], object],
+    limits: Limits = DEFAULT_LIMITS,
+) -> None:
+    """`compare` as JSON bytes passed to `write` while each index is built, never holding
+    a whole index: `json.loads` of them equals `compare(load, checks, settings)`.
+
+    The keys come in another order: `indexes` before `policies`, whose ids and checks
+    are known only once each index has been written. The checks see the chunks of their
+    own documents, kept while the index streams past.
+    """
+    _require_documents(load)
+    resolved, skipped = resolve_checks(load, checks)
+    checked = {check.source_id for check in resolved}
+    write(
+        b'{"report_version":%d,\n"documents":%b,\n"skipped_checks":%b,\n"indexes":{'
+        % (REPORT_VERSION, orjson.dumps(document_entries(load)), orjson.dumps(list(skipped)))
+    )
+    policies: list[PolicyResult] = []
+    for position, (name, config) in enumerate(zip(settings.names, settings.configs, strict=True)):
+        write(b"%b%b:" % (b",\n" if position else b"\n", orjson.dumps(name)))
+        kept: list[ChunkRecord] = []
+
+        def keep(
+            document: DocumentRecord, chunks: list[ChunkRecord], kept: list[ChunkRecord] = kept
+        ) -> None:
+            if document["source_id"] in checked:
+                kept.extend(chunks)
+
+        summary = write_index(load.documents, config, write, keep=keep, limits=limits)
+        results = evaluate_checks(resolved, kept, limits)
+        policies.append(
+            _policy_result(name, config, summary.index_id, summary.chunk_count, results)
+        )
+    write(b'},\n"policies":%b}\n' % orjson.dumps(policies))
