@@ -38,6 +38,8 @@ class ErrorCode(StrEnum):
     NOT_ALLOWED = "not_allowed"
     INVALID_EMBEDDER = "invalid_embedder"
     EMBEDDING_FAILED = "embedding_failed"
+    # Measuring retrieval (explorer/evaluate.py)
+    INVALID_QUESTIONS = "invalid_questions"
     # Extensions: inputs the SPEC does not name
     NO_DOCUMENTS = "no_documents"
     INVALID_UPLOAD = "invalid_upload"
