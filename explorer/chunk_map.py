@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, field_validator
 
 from .config import ChunkConfig
 from .digests import digest
@@ -20,7 +20,7 @@ from .grammar import GRAMMAR_VERSION, sections
 from .index import document_chunks, section_id
 from .jsonio import parse_json
 from .limits import DEFAULT_LIMITS, Limits, require_chunks_per_document
-from .models import Hex64, PlainText, StrictModel, describe
+from .models import Hex64, PlainText, StrictModel, validated
 from .policies import parse_config, policy_for
 
 KIND = "source/chunk-map"
@@ -166,10 +166,7 @@ def _refuse(detail: str) -> ExplorerError:
 def decode_chunk_map(data: bytes, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
     """Bytes of a `chunk-map.json` to its payload, refusing anything not exactly right."""
     raw = parse_json(data, ErrorCode.INVALID_CHUNK_MAP, "chunk map")
-    try:
-        ChunkMap.model_validate(raw)
-    except ValidationError as error:
-        raise _refuse(describe(error)) from None
+    validated(ChunkMap.model_validate, raw, ErrorCode.INVALID_CHUNK_MAP)
     payload: dict[str, Any] = raw
     require_chunks_per_document(payload["source_id"], len(payload["chunks"]), limits)
     seen: set[str] = set()

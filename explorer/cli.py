@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 from .chunk_map import LOGICAL_FILE, build_chunk_map, check_against, decode_chunk_map
 from .embedding import DEFAULT_EMBEDDER, load_embedder
-from .errors import ErrorCode, ExplorerError
+from .errors import ErrorCode, ExplorerError, io_error
 from .index import write_index
 from .jsonio import dump_json
 from .limits import (
@@ -192,9 +192,7 @@ def _read(path: Path, what: str) -> bytes:
         with path.open("rb") as handle:
             data = read_at_most(handle, MAX_INPUT_FILE_BYTES)
     except OSError as error:
-        raise ExplorerError(
-            ErrorCode.IO_ERROR, f"cannot read {what} {str(path)!r}: {error.strerror}"
-        ) from None
+        raise io_error(f"read {what}", path, error) from None
     if data is None:
         raise ExplorerError(ErrorCode.IO_ERROR, f"{what} {str(path)!r} is larger than 512 MiB")
     return data
@@ -212,9 +210,8 @@ def _load(args: argparse.Namespace, err: TextIO) -> tuple[Manifest, LoadResult]:
         prefix = "warning" if proceed else "error"
         print(f"{prefix}: {failure.status}: {failure.source_id}: {failure.detail}", file=err)
     if load.failures and not proceed:
-        first = load.failures[0]
         raise ExplorerError(
-            ErrorCode(first.status),
+            load.failure_codes[0],
             f"{len(load.failures)} of {len(load.statuses)} documents failed to load; "
             "fix them, or pass --skip-failed to leave them out",
         )
@@ -223,10 +220,6 @@ def _load(args: argparse.Namespace, err: TextIO) -> tuple[Manifest, LoadResult]:
 
 # Writes JSON bytes, piece by piece, to the `write` it is given.
 Producer = Callable[[Callable[[bytes], object]], object]
-
-
-def _io_error(path: Path, error: OSError) -> ExplorerError:
-    return ExplorerError(ErrorCode.IO_ERROR, f"cannot write {str(path)!r}: {error.strerror}")
 
 
 def _mode_to_keep(path: Path) -> int | None:
@@ -238,7 +231,7 @@ def _mode_to_keep(path: Path) -> int | None:
     except FileNotFoundError:
         return None
     except OSError as error:
-        raise _io_error(path, error) from None
+        raise io_error("write", path, error) from None
     if stat.S_ISREG(status.st_mode):
         return stat.S_IMODE(status.st_mode)
     kind = (
@@ -269,7 +262,7 @@ def _write_atomically(path: Path, content: str | Producer) -> None:
             dir=path.parent or ".", prefix=f".{path.name}.", suffix=".tmp"
         )
     except OSError as error:
-        raise _io_error(path, error) from None
+        raise io_error("write", path, error) from None
     try:
         os.fchmod(fd, 0o666 & ~_umask() if mode is None else mode)
         with os.fdopen(fd, "wb", buffering=1024 * 1024) as handle:
@@ -282,7 +275,7 @@ def _write_atomically(path: Path, content: str | Producer) -> None:
         os.replace(temporary, path)
     except OSError as error:
         Path(temporary).unlink(missing_ok=True)
-        raise _io_error(path, error) from None
+        raise io_error("write", path, error) from None
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
@@ -348,9 +341,7 @@ def _chunk_maps(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as error:
-            raise ExplorerError(
-                ErrorCode.IO_ERROR, f"cannot create {str(folder)!r}: {error.strerror}"
-            ) from None
+            raise io_error("create", folder, error) from None
         _write_atomically(folder / LOGICAL_FILE, dump_json(payload))
         print(f"wrote {folder / LOGICAL_FILE}", file=stdout)
     return 0

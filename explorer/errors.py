@@ -54,3 +54,11 @@ class ExplorerError(Exception):
         super().__init__(f"{code.value}: {detail}")
         self.code = code
         self.detail = detail
+
+
+def io_error(doing: str, path: object, error: OSError) -> ExplorerError:
+    """An operating system's refusal (`OSError`) as `io_error`: what was being done to
+    which path, and the system's reason, without a traceback."""
+    return ExplorerError(
+        ErrorCode.IO_ERROR, f"cannot {doing} {str(path)!r}: {error.strerror or error}"
+    )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO, Protocol
+from typing import BinaryIO, Final, Literal, Protocol
 
 from .digests import sha_bytes
 from .documents import DocumentRecord, document_record
@@ -23,7 +23,8 @@ MAX_DOCUMENT_BYTES_LIMIT = 64 * 1024 * 1024
 # All the documents of one manifest together, and the most `--max-total-bytes` may raise it to.
 DEFAULT_MAX_TOTAL_BYTES = 256 * 1024 * 1024
 MAX_TOTAL_BYTES_LIMIT = 4 * 1024 * 1024 * 1024
-OK = "ok"
+# A document's status: "ok", or the code that refused it.
+OK: Final = "ok"
 
 
 class SourceReader(Protocol):
@@ -140,9 +141,12 @@ def decode_source(entry: ManifestDocument, data: bytes) -> DocumentRecord:
 
 @dataclass(frozen=True)
 class DocumentStatus:
+    """How one document fared: `status` is OK or the code that refused it (a StrEnum,
+    so it reads and serializes as the code's text), with a sentence in `detail`."""
+
     source_id: str
     path: str
-    status: str
+    status: ErrorCode | Literal["ok"]
     detail: str
 
     @property
@@ -161,9 +165,14 @@ class LoadResult:
     def failures(self) -> tuple[DocumentStatus, ...]:
         return tuple(s for s in self.statuses if not s.ok)
 
+    @property
+    def failure_codes(self) -> tuple[ErrorCode, ...]:
+        """The codes that refused documents, in manifest order."""
+        return tuple(s.status for s in self.statuses if s.status != OK)
+
 
 def _failed(entry: ManifestDocument, error: ExplorerError) -> DocumentStatus:
-    return DocumentStatus(entry.source_id, entry.path, error.code.value, error.detail)
+    return DocumentStatus(entry.source_id, entry.path, error.code, error.detail)
 
 
 def load_documents(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, model_validator
 
 from .errors import ErrorCode, ExplorerError
 from .jsonio import parse_json
@@ -15,7 +15,7 @@ from .models import (
     PlainText,
     StrictModel,
     VersionOne,
-    describe,
+    validated,
     without_nulls,
 )
 
@@ -167,7 +167,4 @@ def _refuse_repeats(what: str, values: list[str]) -> None:
 def parse_manifest(data: bytes) -> Manifest:
     """Bytes of a manifest file to a checked `Manifest`, or `invalid_manifest`."""
     raw = parse_json(data, ErrorCode.INVALID_MANIFEST, "manifest")
-    try:
-        return Manifest.model_validate(raw)
-    except ValidationError as error:
-        raise ExplorerError(ErrorCode.INVALID_MANIFEST, describe(error)) from None
+    return validated(Manifest.model_validate, raw, ErrorCode.INVALID_MANIFEST)

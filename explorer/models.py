@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from .errors import ErrorCode, ExplorerError
+
+T = TypeVar("T")
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -87,3 +92,14 @@ def describe(error: ValidationError, limit: int = 3, at: tuple[int | str, ...] =
         parts.append(f"{where}: {message}" if where else message)
     more = len(problems) - limit
     return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+
+
+def validated(
+    validate: Callable[[Any], T], raw: object, code: ErrorCode, at: tuple[int | str, ...] = ()
+) -> T:
+    """`validate(raw)` (a model's `model_validate`, an adapter's `validate_python`), with
+    pydantic's `ValidationError` turned into the core's one exception, under `code`."""
+    try:
+        return validate(raw)
+    except ValidationError as error:
+        raise ExplorerError(code, describe(error, at=at)) from None

@@ -9,7 +9,6 @@ moved back to the start of that character.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from functools import cache
 from itertools import accumulate
 from typing import Protocol
@@ -48,10 +47,7 @@ class Unit(Protocol):
     def measure(self, text: str) -> int:
         """The size of `text` on its own."""
 
-    def measure_span(self, text: str, start: int, end: int) -> int:
-        """`measure(text[start:end])`, without the copy where the unit can."""
-
-    def cut(self, text: str, start: int, end: int, size: int, overlap: int = 0) -> Iterable[Span]:
+    def cut(self, text: str, start: int, end: int, size: int, overlap: int = 0) -> list[Span]:
         """Windows of `text[start:end]`, each measuring at most `size` on its own.
 
         With `overlap` 0 the windows tile the span, in order and non-empty. Otherwise
@@ -75,14 +71,16 @@ class Chars:
     def measure(self, text: str) -> int:
         return len(text)
 
-    def measure_span(self, text: str, start: int, end: int) -> int:
-        return end - start
-
-    def cut(self, text: str, start: int, end: int, size: int, overlap: int = 0) -> Iterator[Span]:
-        """One window at a time: a section of a million characters in windows of one is
-        never held as a list."""
+    def cut(self, text: str, start: int, end: int, size: int, overlap: int = 0) -> list[Span]:
         _check(size, overlap)
-        return _char_windows(start, end, size, overlap)
+        windows: list[Span] = []
+        while start < end:
+            stop = min(start + size, end)
+            windows.append((start, stop))
+            if stop == end:
+                break
+            start = stop - overlap
+        return windows
 
 
 class Tokens:
@@ -94,20 +92,8 @@ class Tokens:
     def measure(self, text: str) -> int:
         return count_tokens(text)
 
-    def measure_span(self, text: str, start: int, end: int) -> int:
-        return count_tokens(text[start:end])
-
-    def cut(self, text: str, start: int, end: int, size: int, overlap: int = 0) -> Iterator[Span]:
-        return iter(token_windows(text, start, end, size, overlap))
-
-
-def _char_windows(start: int, end: int, size: int, overlap: int) -> Iterator[Span]:
-    while start < end:
-        stop = min(start + size, end)
-        yield (start, stop)
-        if stop == end:
-            return
-        start = stop - overlap
+    def cut(self, text: str, start: int, end: int, size: int, overlap: int = 0) -> list[Span]:
+        return token_windows(text, start, end, size, overlap)
 
 
 CHARS = Chars()

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from hashlib import sha256
-from typing import Annotated, Literal, NoReturn, cast
+from typing import Annotated, Literal, cast
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from .config import ChunkConfig
 from .digests import sha
@@ -25,7 +25,7 @@ from .jsonio import parse_json
 from .limits import DEFAULT_LIMITS, Limits, require_chunks_per_index
 from .loading import LoadResult
 from .manifest import ManifestDocument, normal_path
-from .models import Hex64, PlainText, StrictModel, VersionOne, describe
+from .models import Hex64, PlainText, StrictModel, VersionOne, validated
 from .policies import parse_config
 
 Count = Annotated[int, Field(ge=0)]
@@ -65,8 +65,8 @@ class IndexModel(StrictModel):
     index_id: Hex64
 
 
-def _refuse(detail: str) -> NoReturn:
-    raise ExplorerError(ErrorCode.INVALID_CHUNK_INDEX, detail)
+def _refuse(detail: str) -> ExplorerError:
+    return ExplorerError(ErrorCode.INVALID_CHUNK_INDEX, detail)
 
 
 def _check_documents(index: Index) -> None:
@@ -75,19 +75,21 @@ def _check_documents(index: Index) -> None:
     for i, doc in enumerate(index["documents"]):
         where = f"documents[{i}] ({doc['source_id']!r})"
         if doc["source_id"] <= previous:
-            _refuse(f"{where}: documents must be sorted by source_id, without repeats")
+            raise _refuse(f"{where}: documents must be sorted by source_id, without repeats")
         previous = doc["source_id"]
         path = normal_path(doc["path"])
         if path in seen_paths:
-            _refuse(f"{where}: duplicate path {doc['path']!r}")
+            raise _refuse(f"{where}: duplicate path {doc['path']!r}")
         seen_paths.add(path)
         text = doc["text"]
         if "\x00" in text or "\r" in text or text.isspace():
-            _refuse(f"{where}: text must be normalized: not blank, no NUL, no carriage return")
+            raise _refuse(
+                f"{where}: text must be normalized: not blank, no NUL, no carriage return"
+            )
         if doc["normalized_text_sha256"] != sha(text):
-            _refuse(f"{where}: normalized_text_sha256 is not the SHA-256 of its text")
+            raise _refuse(f"{where}: normalized_text_sha256 is not the SHA-256 of its text")
         if doc["document_revision"] != revision_of(doc):
-            _refuse(f"{where}: document_revision does not recompute from the record")
+            raise _refuse(f"{where}: document_revision does not recompute from the record")
 
 
 def _difference(i: int, got: ChunkRecord, want: ChunkRecord) -> str:
@@ -116,13 +118,10 @@ def _same_chunk(got: ChunkRecord, want: ChunkRecord) -> bool:
     )
 
 
-def _refuse_chunk(i: int, got: object, want: ChunkRecord) -> NoReturn:
+def _chunk_refusal(i: int, got: object, want: ChunkRecord) -> ExplorerError:
     """Name what is wrong with a chunk that differs: its shape first, then its values."""
-    try:
-        IndexChunk.model_validate(got)
-    except ValidationError as error:
-        _refuse(describe(error, at=("chunks", i)))
-    _refuse(_difference(i, cast(ChunkRecord, got), want))
+    validated(IndexChunk.model_validate, got, ErrorCode.INVALID_CHUNK_INDEX, at=("chunks", i))
+    return _refuse(_difference(i, cast(ChunkRecord, got), want))
 
 
 def _check_chunks(index: Index, config: ChunkConfig, limits: Limits) -> str:
@@ -137,17 +136,17 @@ def _check_chunks(index: Index, config: ChunkConfig, limits: Limits) -> str:
         try:
             require_heading(document["text"])
         except ExplorerError as error:
-            _refuse(f"documents[{position}]: {error.detail}")
+            raise _refuse(f"documents[{position}]: {error.detail}") from None
         for want, encoded in chunk_stream(document, config, id_prefix, limits):
             if i == len(actual):
-                _refuse(f"the index has {i} chunks; its documents and config give more")
+                raise _refuse(f"the index has {i} chunks; its documents and config give more")
             got = actual[i]
             if not _same_chunk(got, want):
-                _refuse_chunk(i, got, want)
+                raise _chunk_refusal(i, got, want)
             index_hash.update(b"," + encoded if i else encoded)
             i += 1
     if i != len(actual):
-        _refuse(f"the index has {len(actual)} chunks; its documents and config give {i}")
+        raise _refuse(f"the index has {len(actual)} chunks; its documents and config give {i}")
     index_hash.update(index_id_tail(config, index["documents"]))
     return index_hash.hexdigest()
 
@@ -158,10 +157,7 @@ def _check_shape(raw: object) -> Index:
     frame = raw
     if isinstance(raw, dict) and isinstance(raw.get("chunks"), list):
         frame = {**raw, "chunks": []}
-    try:
-        IndexModel.model_validate(frame)
-    except ValidationError as error:
-        _refuse(describe(error))
+    validated(IndexModel.model_validate, frame, ErrorCode.INVALID_CHUNK_INDEX)
     return cast(Index, raw)
 
 
@@ -175,11 +171,11 @@ def validate_index(raw: object, limits: Limits = DEFAULT_LIMITS) -> Index:
     try:
         config = parse_config(index["config"])
     except ExplorerError as error:
-        _refuse(f"config: {error.detail}")
+        raise _refuse(f"config: {error.detail}") from None
     _check_documents(index)
     # Every other key is now known equal to the rebuilt one, so their ids must agree.
     if index["index_id"] != _check_chunks(index, config, limits):
-        _refuse("index_id does not match the index's content (stale or forged)")
+        raise _refuse("index_id does not match the index's content (stale or forged)")
     return index
 
 
@@ -200,15 +196,16 @@ def check_against_sources(index: Index, load: LoadResult) -> None:
         if source is None:
             status = failed.get(document["source_id"])
             if status is None:
-                _refuse(f"{where} is not in the manifest")
-            _refuse(f"{where}: its source does not load: {status.status}: {status.detail}")
+                raise _refuse(f"{where} is not in the manifest")
+            raise _refuse(f"{where}: its source does not load: {status.status}: {status.detail}")
         if document != source:
             field = next(
                 key for key in (*source, *document) if source.get(key) != document.get(key)
             )
-            _refuse(f"{where}.{field} is not what its source file and the manifest give")
+            raise _refuse(f"{where}.{field} is not what its source file and the manifest give")
     if loaded:
-        _refuse(f"the index leaves out {', '.join(map(repr, sorted(loaded)))} of the manifest")
+        left_out = ", ".join(map(repr, sorted(loaded)))
+        raise _refuse(f"the index leaves out {left_out} of the manifest")
 
 
 __all__ = [

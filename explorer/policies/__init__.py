@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import ValidationError
-
 from ..config import ChunkConfig
 from ..errors import ErrorCode, ExplorerError
-from ..models import describe
+from ..models import validated
 from .base import Policy
 from .fixed_char import FixedChar
 from .heading_aware import HeadingAware
@@ -22,10 +20,7 @@ def policy_for(config: ChunkConfig) -> Policy:
 
 def parse_config(raw: object) -> ChunkConfig:
     """Any value to a supported config, or `unsupported_chunk_config`."""
-    try:
-        config = ChunkConfig.model_validate(raw)
-    except ValidationError as error:
-        raise ExplorerError(ErrorCode.UNSUPPORTED_CHUNK_CONFIG, describe(error)) from None
+    config = validated(ChunkConfig.model_validate, raw, ErrorCode.UNSUPPORTED_CHUNK_CONFIG)
     policy = POLICIES.get(config.strategy)
     if policy is None:
         raise ExplorerError(

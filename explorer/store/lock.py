@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..errors import ErrorCode, ExplorerError
+from ..errors import ErrorCode, ExplorerError, io_error
 
 RUN_WAIT_SECONDS = 120.0
 _POLL_SECONDS = 0.05
@@ -30,9 +30,7 @@ def run_lock(db: Path, wait_seconds: float, on_wait: Callable[[str], object]) ->
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as error:
-        raise ExplorerError(
-            ErrorCode.IO_ERROR, f"cannot open the lock file {str(path)!r}: {error.strerror}"
-        ) from None
+        raise io_error("open the lock file", path, error) from None
     try:
         deadline = time.monotonic() + wait_seconds
         waiting = False
