@@ -1,31 +1,140 @@
-"""Chunk configurations (SPEC §5): the exact shape that enters every chunk id."""
+"""Chunk configurations (SPEC §5): the exact shape that enters every chunk id.
+
+A config records everything that decides where chunks fall: the policy, the grammar, the
+unit sizes are counted in (and the tokenizer that counts them), the size and the
+overlap. It has exactly one spelling, because it enters every `chunk_id`: a key is
+written only when it differs from grammar v1's meaning, and a default written out
+(`"grammar": "v1"`, `"unit": "chars"`, `"overlap": 0`, or any optional key as null) is
+refused rather than accepted, so one configuration never has two sets of ids. A v1
+character config without overlap is therefore exactly `{"strategy", "version",
+"max_chars"}`, as it always was.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from .errors import ErrorCode, ExplorerError
 from .models import StrictModel, VersionOne
 
 MAX_CHARS_LIMIT = 1_000_000
+MAX_TOKENS_LIMIT = 1_000_000
+DEFAULT_GRAMMAR = "v1"
+DEFAULT_UNIT = "chars"
+
+Size = Annotated[int, Field(ge=1, le=MAX_CHARS_LIMIT)]
+TokenSize = Annotated[int, Field(ge=1, le=MAX_TOKENS_LIMIT)]
+# Keys that may be left out but never given as null (null would be a second spelling).
+_NEVER_NULL = ("grammar", "unit", "tokenizer", "max_tokens", "overlap")
+
+ConfigJson = dict[str, str | int | None]
 
 
 class ChunkConfig(StrictModel):
-    """`{"strategy", "version": 1, "max_chars"}`; `max_chars` is null for unsized policies."""
+    """One policy's configuration; a value, so a caller may hold several side by side.
+
+    - `max_chars`: the size in code points; null for an unsized policy. Required unless
+      `unit` is `"tokens"`, and then absent.
+    - `unit: "tokens"` with `tokenizer: "cl100k_base"` and `max_tokens`: the size in
+      tokens instead.
+    - `grammar: "markdown"`: sections and blocks as CommonMark sees them (else grammar v1).
+    - `overlap`: how much of a chunk the next chunk of its section repeats, in the size's
+      unit; `0 < overlap < size`.
+    """
 
     strategy: str
     version: VersionOne
-    max_chars: Annotated[int, Field(ge=1, le=MAX_CHARS_LIMIT)] | None
+    grammar: Literal["markdown"] | None = None
+    unit: Literal["tokens"] | None = None
+    tokenizer: Literal["cl100k_base"] | None = None
+    max_chars: Size | None = None
+    max_tokens: TokenSize | None = None
+    overlap: Size | None = None
 
-    def as_json(self) -> dict[str, str | int | None]:
-        return {"strategy": self.strategy, "version": self.version, "max_chars": self.max_chars}
+    @model_validator(mode="before")
+    @classmethod
+    def _one_spelling(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for key in _NEVER_NULL:
+                if key in data and data[key] is None:
+                    raise ValueError(f"{key!r} may be left out, never null")
+            if data.get("unit") == "tokens":
+                if "max_chars" in data:
+                    raise ValueError("a config in tokens takes max_tokens, not max_chars")
+                for key in ("tokenizer", "max_tokens"):
+                    if key not in data:
+                        raise ValueError(f'a config with "unit": "tokens" needs {key!r}')
+            else:
+                if "max_chars" not in data:
+                    raise ValueError("'max_chars' is required (null for an unsized policy)")
+                for key in ("tokenizer", "max_tokens"):
+                    if key in data:
+                        raise ValueError(f'{key!r} needs "unit": "tokens"')
+        return data
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> ChunkConfig:
+        if self.overlap is not None:
+            size = self.max_tokens if self.max_tokens is not None else self.max_chars
+            if size is None:
+                raise ValueError("overlap needs a size")
+            if self.overlap >= size:
+                raise ValueError(f"overlap {self.overlap} must be less than the size, {size}")
+        return self
+
+    def as_json(self) -> ConfigJson:
+        """The config as it enters ids: only the keys given, in a fixed order."""
+        out: ConfigJson = {"strategy": self.strategy, "version": self.version}
+        if self.grammar is not None:
+            out["grammar"] = self.grammar
+        if self.unit is not None:
+            out["unit"] = self.unit
+            out["tokenizer"] = self.tokenizer
+            out["max_tokens"] = self.max_tokens
+        else:
+            out["max_chars"] = self.max_chars
+        if self.overlap is not None:
+            out["overlap"] = self.overlap
+        return out
+
+    @property
+    def grammar_name(self) -> str:
+        """`"v1"` or `"markdown"`."""
+        return self.grammar or DEFAULT_GRAMMAR
+
+    @property
+    def unit_name(self) -> str:
+        """`"chars"` or `"tokens"`."""
+        return self.unit or DEFAULT_UNIT
+
+    @property
+    def size_key(self) -> str:
+        """The key that holds the size: `max_chars` or `max_tokens`."""
+        return "max_tokens" if self.unit is not None else "max_chars"
+
+    @property
+    def sized(self) -> bool:
+        return (self.max_tokens if self.unit is not None else self.max_chars) is not None
 
     def size(self) -> int:
-        """The size of a sized policy; refused for a config that has none."""
-        if self.max_chars is None:
+        """The size of a sized policy, in its unit; refused for a config that has none."""
+        size = self.max_tokens if self.unit is not None else self.max_chars
+        if size is None:
             raise ExplorerError(
-                ErrorCode.UNSUPPORTED_CHUNK_CONFIG, f"{self.strategy} needs max_chars"
+                ErrorCode.UNSUPPORTED_CHUNK_CONFIG, f"{self.strategy} needs {self.size_key}"
             )
-        return self.max_chars
+        return size
+
+    def label(self) -> str:
+        """A short human name, e.g. `heading-aware, max_tokens 256, overlap 32, markdown`:
+        enough to tell two columns of one policy apart."""
+        parts = [self.strategy]
+        if self.sized:
+            parts.append(f"{self.size_key} {self.size()}")
+        if self.overlap is not None:
+            parts.append(f"overlap {self.overlap}")
+        if self.grammar is not None:
+            parts.append(f"{self.grammar} grammar")
+        return ", ".join(parts)

@@ -31,6 +31,14 @@ class Section:
     # True when "\n" is the only line break in the whole text (known once per document).
     plain_lines: bool = False
 
+    def units(self, text: str) -> list[Span]:
+        """The paragraphs of the body."""
+        return section_paragraphs(text, self)
+
+    def split(self, text: str, unit: Span, size: int, measure: object) -> list[Span]:
+        """A paragraph larger than the size stands alone, whole: the size is a target."""
+        return [unit]
+
 
 def require_heading(text: str) -> None:
     """Refuse a text that does not open with a heading line."""

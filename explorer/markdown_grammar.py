@@ -48,6 +48,15 @@ class MarkdownSection:
     end: int
     blocks: tuple[Span, ...]
 
+    def units(self, text: str) -> list[Span]:
+        """The blocks, each from its first character to the end of its last line (newline
+        included), like grammar v1's paragraphs; found with the section."""
+        return list(self.blocks)
+
+    def split(self, text: str, unit: Span, size: int, measure: Unit) -> list[Span]:
+        """A block larger than the size, cut between lines (`split_block`)."""
+        return split_block(text, unit, size, measure)
+
 
 def _line_starts(text: str) -> list[int]:
     """Where each line starts; one more entry than lines, past the end of the text."""
@@ -113,16 +122,6 @@ def sections(text: str) -> list[MarkdownSection]:
     add_lines(covered, len(starts) - 1)
     close(length)
     return result
-
-
-def section_blocks(text: str, section: MarkdownSection) -> list[Span]:
-    """A section's blocks, each from its first character to the end of its last line
-    (newline included), like grammar v1's paragraphs.
-
-    They were found with the section; `text` is taken so that a call reads like v1's
-    `section_paragraphs(text, section)`.
-    """
-    return list(section.blocks)
 
 
 def split_block(text: str, block: Span, size: int, unit: Unit) -> list[Span]:

@@ -7,12 +7,14 @@ checked-in copies current.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 
 from .chunk_map import ChunkMap
+from .evaluate import EVALUATION, QuestionSet
 from .jsonio import dump_json
 from .manifest import Manifest
 from .report import ReportModel
@@ -27,14 +29,23 @@ _MODELS: dict[str, type[BaseModel]] = {
     "store-ingest": IngestOutput,
     "store-search": SearchOutput,
     "store-history": HistoryOutput,
+    "questions": QuestionSet,
+}
+# Shapes declared as TypedDicts, validated by a TypeAdapter.
+_ADAPTERS: dict[str, TypeAdapter[Any]] = {
+    "evaluation": EVALUATION,
 }
 
 
 def json_schemas() -> dict[str, dict[str, Any]]:
     """File name to schema, for every wire format."""
     schemas = {}
-    for name, model in _MODELS.items():
-        schema = model.model_json_schema()
+    generators: list[tuple[str, Callable[[], dict[str, Any]]]] = [
+        (name, model.model_json_schema) for name, model in _MODELS.items()
+    ]
+    generators += [(name, adapter.json_schema) for name, adapter in _ADAPTERS.items()]
+    for name, generate in generators:
+        schema = generate()
         schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
         schemas[f"{name}.schema.json"] = schema
     return schemas

@@ -9,6 +9,7 @@ moved back to the start of that character.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from functools import cache
 from itertools import accumulate
 from typing import Protocol
@@ -47,7 +48,10 @@ class Unit(Protocol):
     def measure(self, text: str) -> int:
         """The size of `text` on its own."""
 
-    def cut(self, text: str, start: int, end: int, size: int, overlap: int = 0) -> list[Span]:
+    def measure_span(self, text: str, start: int, end: int) -> int:
+        """`measure(text[start:end])`, without the copy where the unit can."""
+
+    def cut(self, text: str, start: int, end: int, size: int, overlap: int = 0) -> Iterable[Span]:
         """Windows of `text[start:end]`, each measuring at most `size` on its own.
 
         With `overlap` 0 the windows tile the span, in order and non-empty. Otherwise
@@ -71,16 +75,14 @@ class Chars:
     def measure(self, text: str) -> int:
         return len(text)
 
-    def cut(self, text: str, start: int, end: int, size: int, overlap: int = 0) -> list[Span]:
+    def measure_span(self, text: str, start: int, end: int) -> int:
+        return end - start
+
+    def cut(self, text: str, start: int, end: int, size: int, overlap: int = 0) -> Iterator[Span]:
+        """One window at a time: a section of a million characters in windows of one is
+        never held as a list."""
         _check(size, overlap)
-        windows: list[Span] = []
-        while start < end:
-            stop = min(start + size, end)
-            windows.append((start, stop))
-            if stop == end:
-                break
-            start = stop - overlap
-        return windows
+        return _char_windows(start, end, size, overlap)
 
 
 class Tokens:
@@ -92,8 +94,20 @@ class Tokens:
     def measure(self, text: str) -> int:
         return count_tokens(text)
 
-    def cut(self, text: str, start: int, end: int, size: int, overlap: int = 0) -> list[Span]:
-        return token_windows(text, start, end, size, overlap)
+    def measure_span(self, text: str, start: int, end: int) -> int:
+        return count_tokens(text[start:end])
+
+    def cut(self, text: str, start: int, end: int, size: int, overlap: int = 0) -> Iterator[Span]:
+        return iter(token_windows(text, start, end, size, overlap))
+
+
+def _char_windows(start: int, end: int, size: int, overlap: int) -> Iterator[Span]:
+    while start < end:
+        stop = min(start + size, end)
+        yield (start, stop)
+        if stop == end:
+            return
+        start = stop - overlap
 
 
 CHARS = Chars()

@@ -9,13 +9,13 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from explorer.markdown_grammar import MarkdownSection, section_blocks, sections, split_block
+from explorer.markdown_grammar import MarkdownSection, sections, split_block
 from explorer.tokens import CHARS, TOKENS, Unit, count_tokens
 
 
 def outline(text: str) -> list[tuple[str, list[str]]]:
     """Each section's title and its blocks' text."""
-    return [(s.title, [text[a:b] for a, b in section_blocks(text, s)]) for s in sections(text)]
+    return [(s.title, [text[a:b] for a, b in s.units(text)]) for s in sections(text)]
 
 
 def test_a_comment_in_a_fenced_block_is_not_a_heading() -> None:

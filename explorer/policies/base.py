@@ -6,11 +6,17 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from ..config import ChunkConfig
-from ..grammar import Section, Span
+from ..grammar import Span
+from ..grammars import GrammarSection
 
 
 class Policy(Protocol):
-    """Cuts one section into ordered, non-overlapping, non-empty spans."""
+    """Cuts one section into ordered, non-empty spans, in the config's unit and grammar.
+
+    Without overlap the spans never overlap. With `config.overlap`, a span may begin
+    inside the previous one (never before its start), and starts and ends both strictly
+    increase.
+    """
 
     @property
     def name(self) -> str:
@@ -18,6 +24,6 @@ class Policy(Protocol):
 
     @property
     def default_max_chars(self) -> int | None:
-        """None for a policy that takes no size."""
+        """None for a policy that takes no size (nor a unit or an overlap)."""
 
-    def spans(self, text: str, section: Section, config: ChunkConfig) -> Iterable[Span]: ...
+    def spans(self, text: str, section: GrammarSection, config: ChunkConfig) -> Iterable[Span]: ...

@@ -1,25 +1,112 @@
-"""Neighbouring paragraphs of one section, grouped greedily up to a target size."""
+"""Neighbouring units of one section, grouped greedily up to a size, optionally overlapping."""
 
 from __future__ import annotations
 
 from ..config import ChunkConfig
-from ..grammar import Section, Span, section_paragraphs
+from ..grammar import Span
+from ..grammars import GrammarSection
+from ..tokens import UNITS, Unit
 
 
 class HeadingAware:
     name = "heading-aware"
     default_max_chars: int | None = 220
 
-    def spans(self, text: str, section: Section, config: ChunkConfig) -> list[Span]:
-        """A paragraph joins the group while the group stays within the target.
+    def spans(self, text: str, section: GrammarSection, config: ChunkConfig) -> list[Span]:
+        """Units join a chunk while it measures at most the size.
 
-        The target is not a hard maximum: a paragraph longer than it stands alone, whole.
+        A unit larger than the size is first cut as the grammar allows: grammar v1 keeps a
+        paragraph whole (the size is a target there, as the seed's ids record), the
+        markdown grammar cuts a block between lines. With overlap, see `_Packer.run`.
         """
-        target = config.size()
-        groups: list[Span] = []
-        for start, end in section_paragraphs(text, section):
-            if groups and end - groups[-1][0] <= target:
-                groups[-1] = (groups[-1][0], end)
-            else:
-                groups.append((start, end))
-        return groups
+        unit = UNITS[config.unit_name]
+        packer = _Packer(text, section, config.size(), unit)
+        return packer.run(config.overlap or 0)
+
+
+class _Packer:
+    """The section's units with their measures, each measured once.
+
+    A run of units `[a, b]` (inclusive) is first estimated as the sum of its units' and
+    the gaps' measures, then measured once as a whole. In characters the estimate is
+    exact (`end - start`); in tokens it is not (encodings merge or split at the edges),
+    so a group the estimate admits is measured and gives back units until it fits.
+    Each unit and gap is counted once and each chunk about once: linear time.
+    """
+
+    def __init__(self, text: str, section: GrammarSection, size: int, unit: Unit) -> None:
+        self.text, self.size, self.unit = text, size, unit
+        starts: list[int] = []
+        ends: list[int] = []
+        costs: list[int] = []
+        for start, end in section.units(text):
+            cost = unit.measure_span(text, start, end)
+            if cost > size:
+                pieces = section.split(text, (start, end), size, unit)
+                if len(pieces) > 1:
+                    for a, b in pieces:
+                        if not text[a:b].isspace():
+                            starts.append(a)
+                            ends.append(b)
+                            costs.append(unit.measure_span(text, a, b))
+                    continue
+            starts.append(start)
+            ends.append(end)
+            costs.append(cost)
+        # gaps[k]: the measure of the text between unit k and the next (none after the
+        # last); prefix[k]: the estimated measure of units 0..k-1, each with its gap.
+        gaps = [unit.measure_span(text, ends[k], starts[k + 1]) for k in range(len(starts) - 1)]
+        gaps.append(0)
+        prefix = [0]
+        for cost, gap in zip(costs, gaps, strict=True):
+            prefix.append(prefix[-1] + cost + gap)
+        self.starts, self.ends, self.gaps, self.prefix = starts, ends, gaps, prefix
+
+    def estimate(self, a: int, b: int) -> int:
+        return self.prefix[b + 1] - self.prefix[a] - self.gaps[b]
+
+    def measure(self, a: int, b: int) -> int:
+        return self.unit.measure_span(self.text, self.starts[a], self.ends[b])
+
+    def extend(self, first: int, new: int) -> tuple[int, bool]:
+        """The last unit of the chunk `[first, …]` that must hold unit `new`, and whether
+        the chunk fits: it takes units after `new` while the estimate allows, then gives
+        them back until its own measure fits."""
+        last = new
+        while last + 1 < len(self.starts) and self.estimate(first, last + 1) <= self.size:
+            last += 1
+        while True:
+            fits = self.measure(first, last) <= self.size
+            if fits or last == new:
+                return last, fits
+            last -= 1
+
+    def repeated(self, previous: int, new: int, overlap: int) -> int:
+        """The first of the trailing units of the previous chunk `[previous, new - 1]` that
+        the next chunk repeats: the longest run measuring at most `overlap`, never the
+        previous chunk's first unit (so starts strictly increase)."""
+        first = new
+        while first - 1 > previous and self.estimate(first - 1, new - 1) <= overlap:
+            first -= 1
+        while first < new and self.measure(first, new - 1) > overlap:
+            first += 1
+        return first
+
+    def run(self, overlap: int) -> list[Span]:
+        """Chunks in order. With `overlap`, each chunk after the section's first starts with
+        the previous chunk's trailing units that measure at most `overlap` together, then
+        takes new units while the whole measures at most the size; it always takes one new
+        unit at least, and when that one does not fit beside the repeated units it drops
+        them. A unit larger than the size (a v1 paragraph) is a chunk of its own."""
+        chunks: list[Span] = []
+        new = 0
+        previous = -1
+        while new < len(self.starts):
+            first = self.repeated(previous, new, overlap) if overlap and chunks else new
+            last, fits = self.extend(first, new)
+            if not fits and first < new:
+                first = new
+                last, _ = self.extend(first, new)
+            chunks.append((self.starts[first], self.ends[last]))
+            previous, new = first, last + 1
+        return chunks

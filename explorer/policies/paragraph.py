@@ -1,14 +1,15 @@
-"""One chunk per paragraph."""
+"""One chunk per unit of the grammar: a v1 paragraph, or a markdown block."""
 
 from __future__ import annotations
 
 from ..config import ChunkConfig
-from ..grammar import Section, Span, section_paragraphs
+from ..grammar import Span
+from ..grammars import GrammarSection
 
 
 class Paragraph:
     name = "paragraph"
     default_max_chars: int | None = None
 
-    def spans(self, text: str, section: Section, config: ChunkConfig) -> list[Span]:
-        return section_paragraphs(text, section)
+    def spans(self, text: str, section: GrammarSection, config: ChunkConfig) -> list[Span]:
+        return section.units(text)
