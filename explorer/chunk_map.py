@@ -16,7 +16,7 @@ from .config import ChunkConfig
 from .digests import digest
 from .documents import DocumentRecord
 from .errors import ErrorCode, ExplorerError
-from .grammar import GRAMMAR_VERSION, sections
+from .grammars import grammar_for
 from .index import document_chunks, section_id
 from .jsonio import parse_json
 from .limits import DEFAULT_LIMITS, Limits, require_chunks_per_document
@@ -112,9 +112,10 @@ def build_chunk_map(
     (only headings) has a map with no chunks, as its index holds none."""
     chunks = document_chunks(document, config, limits)
     revision = document["document_revision"]
+    grammar = grammar_for(config)
     section_ordinal = {
         section_id(revision, section.heading_start): ordinal
-        for ordinal, section in enumerate(sections(document["text"]))
+        for ordinal, section in enumerate(grammar.sections(document["text"]))
     }
     payload: dict[str, Any] = {
         "kind": KIND,
@@ -127,9 +128,7 @@ def build_chunk_map(
         "plan_digest": "",
         "requested_chunker": config.strategy,
         "producer": {"input_module": INPUT_MODULE, "chunk_module": _chunk_module(config)},
-        "plan_annotations": {
-            NAMESPACE: {"config": config.as_json(), "grammar_version": GRAMMAR_VERSION}
-        },
+        "plan_annotations": {NAMESPACE: {"config": config.as_json(), **grammar.annotation}},
         "chunks": [
             {
                 "id": chunk["chunk_id"],

@@ -2,52 +2,79 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from hashlib import sha256
-from typing import Literal, NamedTuple, TypedDict
+from typing import Annotated, Literal, NamedTuple
 
 import orjson
+from pydantic import Field, GetCoreSchemaHandler, GetPydanticSchema
+from pydantic_core import core_schema
+from typing_extensions import TypedDict
 
-from .config import ChunkConfig
+from .config import ChunkConfig, ConfigJson
 from .digests import canonical_bytes
 from .documents import DocumentRecord
 from .errors import ErrorCode, ExplorerError
-from .grammar import sections
+from .grammars import grammar_for
 from .limits import (
     DEFAULT_LIMITS,
     Limits,
     require_chunks_per_document,
     require_chunks_per_index,
 )
+from .models import Count, Hex64, LineNumber, NonEmpty, PlainText, VersionOne, strict_shape
 from .policies import policy_for
 
 SCHEMA_VERSION = 1
 EXECUTION_MODE = "offline-synthetic-source-processing"
 
 
+# The types below are the one declaration of each shape: plain dicts where the hot path
+# builds and reads them, and (through pydantic's TypeAdapter) the validation and the JSON
+# Schema of the wire format. `validate` checks every value besides.
+
+
+@strict_shape
 class ChunkRecord(TypedDict):
-    chunk_id: str
-    source_id: str
-    version: str
-    document_revision: str
-    section_id: str
-    section_title: str
-    order: int
-    start: int
-    end: int
-    start_line: int
-    end_line: int
-    text: str
-    text_sha256: str
+    """One chunk (docs/contract.md §6): where it lies, what it says, and its identity."""
+
+    chunk_id: Hex64
+    source_id: PlainText
+    version: PlainText
+    document_revision: Hex64
+    section_id: Hex64
+    section_title: Annotated[
+        str, Field(description="Empty for text before a document's first heading (markdown).")
+    ]
+    order: Count
+    start: Count
+    end: Count
+    start_line: LineNumber
+    end_line: LineNumber
+    text: NonEmpty
+    text_sha256: Hex64
 
 
+def _as_config(_: object, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+    return core_schema.no_info_after_validator_function(ChunkConfig.as_json, handler(ChunkConfig))
+
+
+# A config as an index or report holds it: the plain dict that enters ids, validated (and
+# described in the JSON Schema) as a `ChunkConfig`, declared once, in explorer/config.py.
+ConfigField = Annotated[ConfigJson, GetPydanticSchema(_as_config)]
+
+
+@strict_shape
 class Index(TypedDict):
-    schema_version: Literal[1]
-    execution_mode: str
-    config: dict[str, str | int | None]
-    documents: list[DocumentRecord]
+    """An index (docs/contract.md §6): documents sorted by `source_id`, their chunks in
+    that order, and an `index_id` over all of it."""
+
+    schema_version: VersionOne
+    execution_mode: Literal["offline-synthetic-source-processing"]
+    config: ConfigField
+    documents: Annotated[list[DocumentRecord], Field(min_length=1)]
     chunks: list[ChunkRecord]
-    index_id: str
+    index_id: Hex64
 
 
 # The hot path spells out `canonical_json` for the shapes it hashes, keys in sorted order,
@@ -94,10 +121,12 @@ def chunk_stream(
     source = b',"source_id":' + _string(source_id) + b',"start":'
     tail = b',"version":' + _string(version) + b"}"
     order = 0
-    # Line numbers by a cursor that only moves forward: spans come in document order, so
-    # counting newlines costs one pass over the text, not one scan from the top per chunk.
+    # Line numbers by a cursor: spans come in document order, so counting newlines costs
+    # one pass over the text, not one scan from the top per chunk. With overlap a chunk
+    # may start before the previous one ends (never before it starts): the cursor then
+    # steps back over the overlap only.
     line, line_offset = 1, 0
-    for section in sections(text):
+    for section in grammar_for(config).sections(text):
         sid = section_id(revision, section.heading_start)
         title = section.title
         middle = b',"section_id":"%b","section_title":%b%b' % (sid.encode(), _string(title), source)
@@ -105,7 +134,10 @@ def chunk_stream(
             require_chunks_per_document(source_id, order + 1, limits)
             piece = text[start:end]
             piece_sha = sha256(piece.encode()).hexdigest()
-            line += text.count("\n", line_offset, start)
+            if start >= line_offset:
+                line += text.count("\n", line_offset, start)
+            else:
+                line -= text.count("\n", start, line_offset)
             start_line = line
             line += text.count("\n", start, end - 1)
             line_offset = end - 1
@@ -172,20 +204,6 @@ def index_id_tail(config: ChunkConfig, documents: list[DocumentRecord]) -> bytes
     return b"]," + canonical_bytes(rest)[1:]
 
 
-# Each document's canonical chunk JSON, in the order given. Documents are chunked
-# independently, so `write_index` may have this done elsewhere (explorer.output: in other
-# processes); `encode_documents` is the plain loop.
-Encoder = Callable[[Sequence[DocumentRecord], ChunkConfig, Limits], Iterator[list[bytes]]]
-
-
-def encode_documents(
-    documents: Sequence[DocumentRecord], config: ChunkConfig, limits: Limits = DEFAULT_LIMITS
-) -> Iterator[list[bytes]]:
-    id_prefix = _id_prefix(config)
-    for document in documents:
-        yield _encoded_chunks(document, config, id_prefix, limits)[1]
-
-
 def build_index(
     documents: Iterable[DocumentRecord], config: ChunkConfig, limits: Limits = DEFAULT_LIMITS
 ) -> Index:
@@ -228,7 +246,6 @@ def write_index(
     config: ChunkConfig,
     write: Callable[[bytes], object],
     keep: Callable[[DocumentRecord, list[ChunkRecord]], object] | None = None,
-    encode: Encoder | None = None,
     limits: Limits = DEFAULT_LIMITS,
 ) -> IndexSummary:
     """`build_index` as JSON bytes passed to `write` while it is built, one document's
@@ -237,11 +254,8 @@ def write_index(
     `json.loads` of the bytes equals `build_index(documents, config)`, ids included: each
     document and chunk is written as the canonical JSON that its identity hashes (keys
     sorted, one per line), and `index_id` comes last. `keep` sees each document's chunk
-    records before they are dropped. `encode`, if given, chunks the documents instead of
-    this loop (then there are no records for `keep`).
+    records before they are dropped.
     """
-    if keep is not None and encode is not None:
-        raise ValueError("`keep` needs the chunk records, which `encode` does not give")
     ordered = sorted(documents, key=lambda d: d["source_id"])
     if not ordered:
         raise ExplorerError(
@@ -259,13 +273,8 @@ def write_index(
     index_hash = sha256(b'{"chunks":[')
     id_prefix = _id_prefix(config)
     count = 0
-    encoded = None if encode is None else encode(ordered, config, limits)
     for document in ordered:
-        if encoded is None:
-            records, parts = _encoded_chunks(document, config, id_prefix, limits)
-        else:
-            records, parts = [], next(encoded)
-            require_chunks_per_document(document["source_id"], len(parts), limits)
+        records, parts = _encoded_chunks(document, config, id_prefix, limits)
         require_chunks_per_index(count + len(parts), limits)
         if parts:
             joined = b",".join(parts)

@@ -14,7 +14,7 @@ from typing import BinaryIO, Final, Literal, Protocol
 from .digests import sha_bytes
 from .documents import DocumentRecord, document_record
 from .errors import ErrorCode, ExplorerError
-from .grammar import require_heading
+from .grammars import V1_GRAMMAR, Grammar
 from .manifest import Manifest, ManifestDocument
 
 DEFAULT_MAX_DOCUMENT_BYTES = 1024 * 1024
@@ -115,28 +115,32 @@ class MappingReader:
         return data
 
 
-def decode_source(entry: ManifestDocument, data: bytes) -> DocumentRecord:
-    """Steps 2-5 of SPEC §3 and the grammar's first rule, in that order."""
+def decode_source(
+    entry: ManifestDocument, data: bytes, grammar: Grammar = V1_GRAMMAR
+) -> DocumentRecord:
+    """Steps 2-6 of SPEC §3, in that order; step 6 is the grammar's (`Grammar.admit`:
+    grammar v1 requires a leading heading, the markdown grammar admits any text)."""
+    path, pinned = entry["path"], entry["sha256"]
     actual = sha_bytes(data)
-    if actual != entry.sha256:
+    if actual != pinned:
         raise ExplorerError(
             ErrorCode.SOURCE_DIGEST_MISMATCH,
-            f"{entry.path!r} has SHA-256 {actual[:12]}…, the manifest says {entry.sha256[:12]}…",
+            f"{path!r} has SHA-256 {actual[:12]}…, the manifest says {pinned[:12]}…",
         )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise ExplorerError(
-            ErrorCode.NOT_UTF8, f"{entry.path!r} is not UTF-8 (byte {error.start})"
+            ErrorCode.NOT_UTF8, f"{path!r} is not UTF-8 (byte {error.start})"
         ) from None
     nul = text.find("\x00")
     if nul >= 0:
-        raise ExplorerError(ErrorCode.NUL_BYTE, f"{entry.path!r} has a NUL at character {nul}")
+        raise ExplorerError(ErrorCode.NUL_BYTE, f"{path!r} has a NUL at character {nul}")
     text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
-        raise ExplorerError(ErrorCode.EMPTY_DOCUMENT, f"{entry.path!r} has no text")
-    require_heading(text)
-    return document_record(entry.fields_as_given(), text)
+        raise ExplorerError(ErrorCode.EMPTY_DOCUMENT, f"{path!r} has no text")
+    grammar.admit(text)
+    return document_record(entry, text)
 
 
 @dataclass(frozen=True)
@@ -172,7 +176,7 @@ class LoadResult:
 
 
 def _failed(entry: ManifestDocument, error: ExplorerError) -> DocumentStatus:
-    return DocumentStatus(entry.source_id, entry.path, error.code, error.detail)
+    return DocumentStatus(entry["source_id"], entry["path"], error.code, error.detail)
 
 
 def load_documents(
@@ -180,15 +184,17 @@ def load_documents(
     reader: SourceReader,
     max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
     max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
+    grammar: Grammar = V1_GRAMMAR,
 ) -> LoadResult:
     """Load each document on its own: one failure never hides the others. Documents that
-    hold more than `max_total_bytes` together are refused as a whole."""
+    hold more than `max_total_bytes` together are refused as a whole. Whether a document
+    loads depends on the grammar it will be chunked under (`grammar_for(config)`)."""
     statuses: list[DocumentStatus] = []
     documents = []
     total = 0
     for entry in manifest.documents:
         try:
-            data = reader.read(entry.path, max_bytes)
+            data = reader.read(entry["path"], max_bytes)
         except ExplorerError as error:
             statuses.append(_failed(entry, error))
             continue
@@ -200,11 +206,11 @@ def load_documents(
                 f"the limit; raise it with --max-total-bytes N (at most {MAX_TOTAL_BYTES_LIMIT:,})",
             )
         try:
-            record = decode_source(entry, data)
+            record = decode_source(entry, data, grammar)
         except ExplorerError as error:
             statuses.append(_failed(entry, error))
             continue
         documents.append(record)
         detail = f"verified; {len(record['text']):,} characters"
-        statuses.append(DocumentStatus(entry.source_id, entry.path, OK, detail))
+        statuses.append(DocumentStatus(entry["source_id"], entry["path"], OK, detail))
     return LoadResult(tuple(statuses), tuple(documents))

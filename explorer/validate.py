@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from hashlib import sha256
-from typing import Annotated, Literal, cast
+from typing import cast
 
-from pydantic import Field
+from pydantic import TypeAdapter
 
 from .config import ChunkConfig
 from .digests import sha
 from .documents import revision_of
 from .errors import ErrorCode, ExplorerError
-from .grammar import require_heading
+from .grammars import grammar_for
 from .index import (
     EXECUTION_MODE,
     INDEX_ID_HEAD,
@@ -24,45 +24,13 @@ from .index import (
 from .jsonio import parse_json
 from .limits import DEFAULT_LIMITS, Limits, require_chunks_per_index
 from .loading import LoadResult
-from .manifest import ManifestDocument, normal_path
-from .models import Hex64, PlainText, StrictModel, VersionOne, validated
+from .manifest import normal_path
+from .models import validated
 from .policies import parse_config
 
-Count = Annotated[int, Field(ge=0)]
-LineNumber = Annotated[int, Field(ge=1)]
-
-
-class IndexDocument(ManifestDocument):
-    text: str = Field(min_length=1)
-    normalized_text_sha256: Hex64
-    document_revision: Hex64
-
-
-class IndexChunk(StrictModel):
-    chunk_id: Hex64
-    source_id: PlainText
-    version: PlainText
-    document_revision: Hex64
-    section_id: Hex64
-    section_title: str = Field(min_length=1)
-    order: Count
-    start: Count
-    end: Count
-    start_line: LineNumber
-    end_line: LineNumber
-    text: str = Field(min_length=1)
-    text_sha256: Hex64
-
-
-class IndexModel(StrictModel):
-    """The wire shape of an index; `validate_index` also checks every derivation."""
-
-    schema_version: VersionOne
-    execution_mode: Literal["offline-synthetic-source-processing"]
-    config: ChunkConfig
-    documents: list[IndexDocument] = Field(min_length=1)
-    chunks: list[IndexChunk]
-    index_id: Hex64
+# The index's one declaration (explorer/index.py), as validators.
+_INDEX = TypeAdapter(Index)
+_CHUNK = TypeAdapter(ChunkRecord)
 
 
 def _refuse(detail: str) -> ExplorerError:
@@ -120,7 +88,7 @@ def _same_chunk(got: ChunkRecord, want: ChunkRecord) -> bool:
 
 def _chunk_refusal(i: int, got: object, want: ChunkRecord) -> ExplorerError:
     """Name what is wrong with a chunk that differs: its shape first, then its values."""
-    validated(IndexChunk.model_validate, got, ErrorCode.INVALID_CHUNK_INDEX, at=("chunks", i))
+    validated(_CHUNK.validate_python, got, ErrorCode.INVALID_CHUNK_INDEX, at=("chunks", i))
     return _refuse(_difference(i, cast(ChunkRecord, got), want))
 
 
@@ -132,9 +100,10 @@ def _check_chunks(index: Index, config: ChunkConfig, limits: Limits) -> str:
     id_prefix = _id_prefix(config)
     index_hash = sha256(INDEX_ID_HEAD)
     i = 0
+    grammar = grammar_for(config)
     for position, document in enumerate(index["documents"]):
         try:
-            require_heading(document["text"])
+            grammar.admit(document["text"])
         except ExplorerError as error:
             raise _refuse(f"documents[{position}]: {error.detail}") from None
         for want, encoded in chunk_stream(document, config, id_prefix, limits):
@@ -157,7 +126,7 @@ def _check_shape(raw: object) -> Index:
     frame = raw
     if isinstance(raw, dict) and isinstance(raw.get("chunks"), list):
         frame = {**raw, "chunks": []}
-    validated(IndexModel.model_validate, frame, ErrorCode.INVALID_CHUNK_INDEX)
+    validated(_INDEX.validate_python, frame, ErrorCode.INVALID_CHUNK_INDEX)
     return cast(Index, raw)
 
 
@@ -210,7 +179,6 @@ def check_against_sources(index: Index, load: LoadResult) -> None:
 
 __all__ = [
     "EXECUTION_MODE",
-    "IndexModel",
     "check_against_sources",
     "validate_index",
     "validate_index_bytes",

