@@ -17,15 +17,13 @@ from .chunk_map import ChunkMap
 from .evaluate import EVALUATION, QuestionSet
 from .jsonio import dump_json
 from .manifest import Manifest
-from .report import ReportModel
+from .index import Index
+from .report import Report
 from .store.wire import HistoryOutput, IngestOutput, SearchOutput
-from .validate import IndexModel
 
 _MODELS: dict[str, type[BaseModel]] = {
     "chunk-map": ChunkMap,
     "manifest": Manifest,
-    "index": IndexModel,
-    "report": ReportModel,
     "store-ingest": IngestOutput,
     "store-search": SearchOutput,
     "store-history": HistoryOutput,
@@ -33,6 +31,8 @@ _MODELS: dict[str, type[BaseModel]] = {
 }
 # Shapes declared as TypedDicts, validated by a TypeAdapter.
 _ADAPTERS: dict[str, TypeAdapter[Any]] = {
+    "index": TypeAdapter(Index),
+    "report": TypeAdapter(Report),
     "evaluation": EVALUATION,
 }
 

@@ -437,3 +437,46 @@ def test_the_embedding_retriever_needs_no_network(tmp_path: Path) -> None:
     evaluation = json.loads(result.stdout)
     assert evaluation["retriever"] == "embedding"
     assert list(tmp_path.iterdir()) == []  # nothing downloaded or cached at home
+
+
+# --- the real questions over FastAPI's and the Rust book's docs -----------------------
+
+MARKDOWN_DOCS = ROOT / "fixtures" / "markdown-docs"
+
+
+def test_the_real_questions_place_their_answers() -> None:
+    manifest = parse_manifest((MARKDOWN_DOCS / "manifest.json").read_bytes())
+    load = load_documents(manifest, DirectoryReader(MARKDOWN_DOCS))
+    assert not load.failures
+    questions = parse_questions((MARKDOWN_DOCS / "questions.json").read_bytes())
+    placed = place_questions(questions, {d["source_id"]: d["text"] for d in load.documents})
+    assert len(placed) >= 25
+    assert {q.source_id.split("/")[0] for q in placed} == {"fastapi", "rust-book"}
+    # About half have an answer beside a qualifier or across paragraphs: more than one
+    # reference, or one that spans a blank line.
+    texts = {d["source_id"]: d["text"] for d in load.documents}
+    spread = [
+        q
+        for q in placed
+        if len(q.references) > 1 or any("\n\n" in texts[s][a:b] for s, a, b in q.references)
+    ]
+    assert len(spread) >= len(placed) // 2 - 3
+
+
+@pytest.mark.parametrize("retriever", ["bm25", "embedding"])
+def test_the_real_questions_evaluate_within_ten_seconds(retriever: str, tmp_path: Path) -> None:
+    import time
+
+    out = tmp_path / "evaluation.json"
+    began = time.perf_counter()
+    result = subprocess.run(
+        [sys.executable, "-m", "explorer", "evaluate", str(MARKDOWN_DOCS / "manifest.json"),
+         "--questions", str(MARKDOWN_DOCS / "questions.json"), "--retriever", retriever,
+         "--out", str(out)],
+        capture_output=True, text=True, cwd=ROOT, check=False, timeout=60,
+    )  # fmt: skip
+    elapsed = time.perf_counter() - began
+    assert result.returncode == 0, result.stderr
+    assert elapsed < 10, f"{retriever} took {elapsed:.1f} s"
+    evaluation = json.loads(out.read_text("utf-8"))
+    assert len(evaluation["policies"][0]["questions"]) >= 25
