@@ -7,6 +7,18 @@ from .config import ChunkConfig
 from .digests import digest, sha
 from .documents import DocumentRecord
 from .errors import ErrorCode, ExplorerError
+from .evaluate import (
+    Evaluation,
+    PlacedQuestion,
+    Question,
+    QuestionSet,
+    columns_of,
+    evaluate,
+    new_question,
+    parse_questions,
+    place_questions,
+    sweep_columns,
+)
 from .explore import Column, Exploration, Settings, compare, explore
 from .grammar import Section, paragraphs, sections
 from .index import ChunkRecord, Index, build_index, document_chunks
@@ -38,6 +50,7 @@ __all__ = [
     "DocumentRecord",
     "DocumentStatus",
     "ErrorCode",
+    "Evaluation",
     "Exploration",
     "ExplorerError",
     "Index",
@@ -47,7 +60,10 @@ __all__ = [
     "ManifestDocument",
     "ManifestSpan",
     "MappingReader",
+    "PlacedQuestion",
     "Policy",
+    "Question",
+    "QuestionSet",
     "Report",
     "ResolvedCheck",
     "Section",
@@ -59,21 +75,27 @@ __all__ = [
     "build_index",
     "check_against",
     "check_against_sources",
+    "columns_of",
     "compare",
     "decode_chunk_map",
     "digest",
     "document_chunks",
+    "evaluate",
     "evaluate_check",
     "evaluate_checks",
     "explore",
     "load_documents",
     "make_config",
+    "new_question",
     "paragraphs",
     "parse_config",
     "parse_manifest",
+    "parse_questions",
+    "place_questions",
     "resolve_check",
     "sections",
     "sha",
+    "sweep_columns",
     "validate_index",
     "validate_index_bytes",
 ]

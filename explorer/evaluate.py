@@ -29,6 +29,7 @@ from .checks import resolve_span
 from .config import ChunkConfig
 from .digests import digest
 from .errors import ErrorCode, ExplorerError
+from .explore import Settings
 from .index import ChunkRecord, build_index
 from .jsonio import parse_json
 from .limits import DEFAULT_LIMITS, Limits
@@ -483,6 +484,11 @@ def summarize(results: Sequence[QuestionResult], chunks: Sequence[ChunkRecord]) 
 
 
 Columns = Sequence[tuple[str, ChunkConfig]]  # each column's name and config
+
+
+def columns_of(settings: Settings) -> list[tuple[str, ChunkConfig]]:
+    """The columns of `compare`'s and the app's settings, named as they name them."""
+    return list(zip(settings.names, settings.configs, strict=True))
 
 
 def evaluate(
