@@ -15,7 +15,14 @@ from typing import Any
 import jsonschema
 import pytest
 
-from explorer import ErrorCode
+from explorer import (
+    DirectoryReader,
+    ErrorCode,
+    ExplorerError,
+    load_documents,
+    make_config,
+    parse_manifest,
+)
 from explorer.store import Store
 from tests import embedders
 from tests.conftest import ROOT, ManifestBuilder, run_cli, sha256_hex
@@ -394,3 +401,30 @@ def test_a_version_1_store_is_migrated_on_open(tmp_path: Path) -> None:
     assert run["added"] == 6 and run["vectors_computed"] > 0
     with Store(db) as store:
         assert store.integrity() == "ok"
+
+
+def test_verification_refuses_a_staged_version_whose_vector_went_missing(
+    make_manifest: ManifestBuilder, tmp_path: Path
+) -> None:
+    """The vectors are read back before the switch: one lost between the embedding stage
+    and verification stops the run, and the old version stays served."""
+    db = tmp_path / "index.db"
+    ingest(manifest_of(make_manifest, {"p.md": paragraphs(*FIVE)}), db, COUNTING)
+    manifest_path = manifest_of(make_manifest, {"p.md": paragraphs("Entirely new words.")})
+    manifest = parse_manifest(manifest_path.read_bytes())
+    load = load_documents(manifest, DirectoryReader(manifest_path.parent))
+
+    def lose_a_vector(point: str) -> None:
+        if point == "embedded-batch":
+            with sqlite3.connect(db) as other:
+                other.execute("DELETE FROM vectors WHERE rowid = (SELECT max(rowid) FROM vectors)")
+
+    with Store(db) as store, pytest.raises(ExplorerError) as refused:
+        store.ingest(
+            manifest, load, make_config("heading-aware"), embedder=embedders.counting(),
+            checkpoint=lose_a_vector,
+        )  # fmt: skip
+    assert refused.value.code is ErrorCode.INVALID_STORE
+    assert "did not verify" in refused.value.detail
+    hits = search(db, "alpha2 refunds", "bm25")
+    assert hits and hits[0]["version"] == sha256_hex(paragraphs(*FIVE))[:6]
