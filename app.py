@@ -37,7 +37,7 @@ from explorer import (
 )
 from explorer.chunk_map import build_chunk_map
 from explorer.digests import canonical_json, sha
-from explorer.display import markdown_literal, markdown_rows
+from explorer.display import file_name_part, markdown_literal, markdown_rows
 from explorer.explore import Column, assemble_report, run_column
 from explorer.explore import resolve_checks as resolve_manifest_checks
 from explorer.jsonio import dump_json
@@ -269,7 +269,8 @@ def downloads(
         size = result["config"]["max_chars"]
         column.download_button(
             f"{result['name']} chunk map", partial(chunk_map_json, document, result["config"]),
-            f"chunk-map-{result['name']}-{document['source_id']}.json", "application/json",
+            f"chunk-map-{result['name']}-{file_name_part(document['source_id'])}.json",
+            "application/json",
             key=f"dl_map_{result['name']}", on_click="ignore", icon=":material/download:",
             help="Where each chunk of the chosen document lies, without its text.",
         )  # fmt: skip

@@ -81,3 +81,13 @@ def markdown_literal(text: str) -> str:
 def markdown_rows(rows: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
     """Rows for `st.table`, whose every cell is Markdown: each value shown literally."""
     return [{key: markdown_literal(value) for key, value in row.items()} for row in rows]
+
+
+_FILE_NAME_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+MAX_FILE_NAME_PART = 100
+
+
+def file_name_part(text: str) -> str:
+    """A piece of a download's file name: ASCII letters, digits, `.`, `-` and `_` only,
+    so an override (U+202E) cannot disguise the extension, and at most 100 of them."""
+    return _FILE_NAME_UNSAFE.sub("_", text)[:MAX_FILE_NAME_PART]

@@ -13,6 +13,7 @@ from explorer.display import (
     FSI,
     PDI,
     WJ,
+    file_name_part,
     isolate,
     markdown_literal,
     markdown_rows,
@@ -75,3 +76,9 @@ def test_every_table_cell_is_literal() -> None:
     [row] = markdown_rows([{"Check": "![x](http://evil.example)", "Together": "yes"}])
     assert row == {"Check": markdown_literal("![x](http://evil.example)"), "Together": "yes"}
     assert rendered_text(row["Check"]) == "![x](http://evil.example)"
+
+
+def test_a_download_name_cannot_disguise_its_extension() -> None:
+    assert file_name_part("invoice\u202egnp.exe") == "invoice_gnp.exe"
+    assert file_name_part("../a b/ü") == ".._a_b__"
+    assert len(file_name_part("x" * 5000)) == 100
