@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TypedDict
+
+from typing_extensions import TypedDict
 
 from .errors import ErrorCode, ExplorerError
 from .index import ChunkRecord
 from .limits import DEFAULT_LIMITS, Limits, require_span_check_work
 from .manifest import ManifestSpan, SpanCheck
+from .models import strict_shape
 
 
 @dataclass(frozen=True)
@@ -26,7 +28,10 @@ class ResolvedCheck:
     spans: tuple[ResolvedSpan, ...]
 
 
+@strict_shape
 class SpanResult(TypedDict):
+    """Where one span lies among one policy's chunks (docs/contract.md §7)."""
+
     label: str
     start: int
     end: int
@@ -34,7 +39,10 @@ class SpanResult(TypedDict):
     overlapping_chunk_ids: list[str]
 
 
+@strict_shape
 class CheckResult(TypedDict):
+    """One span check under one policy: `together` when one chunk holds every span."""
+
     id: str
     source_id: str
     together: bool

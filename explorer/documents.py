@@ -1,25 +1,25 @@
-"""Document records (SPEC §3): a manifest entry, its normalized text, and its revision."""
+"""Document records (docs/contract.md §3): a manifest entry, its normalized text, and its
+revision."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import NotRequired, TypedDict, cast
+from typing import cast
 
 from .digests import digest, sha
+from .manifest import ManifestDocument
+from .models import Hex64, NonEmpty, strict_shape
 
 
-class DocumentRecord(TypedDict):
-    source_id: str
-    version: str
-    path: str
-    sha256: str
-    title: NotRequired[str]
-    url: NotRequired[str]
-    fact_status: NotRequired[str]
-    access_scope: NotRequired[str]
-    text: str
-    normalized_text_sha256: str
-    document_revision: str
+@strict_shape
+class DocumentRecord(ManifestDocument):
+    """A loaded document, as the core passes it around and as an index holds it: the
+    manifest's fields as given, the normalized text, and the digests derived from them.
+    One declaration serves both: a plain dict in the hot path, validated at the edge."""
+
+    text: NonEmpty
+    normalized_text_sha256: Hex64
+    document_revision: Hex64
 
 
 def revision_of(record: Mapping[str, object]) -> str:
@@ -27,8 +27,8 @@ def revision_of(record: Mapping[str, object]) -> str:
     return digest({k: v for k, v in record.items() if k not in ("text", "document_revision")})
 
 
-def document_record(fields: Mapping[str, str], text: str) -> DocumentRecord:
+def document_record(fields: Mapping[str, object], text: str) -> DocumentRecord:
     """Every manifest field as given, the normalized text, and the identities derived."""
-    record: dict[str, str] = {**fields, "text": text, "normalized_text_sha256": sha(text)}
+    record: dict[str, object] = {**fields, "text": text, "normalized_text_sha256": sha(text)}
     record["document_revision"] = revision_of(record)
     return cast(DocumentRecord, record)

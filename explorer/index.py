@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from hashlib import sha256
-from typing import Annotated, Literal, NamedTuple
+from typing import Annotated, Final, Literal, NamedTuple
 
 import orjson
 from pydantic import Field, GetCoreSchemaHandler, GetPydanticSchema
@@ -26,7 +26,7 @@ from .models import Count, Hex64, LineNumber, NonEmpty, PlainText, VersionOne, s
 from .policies import policy_for
 
 SCHEMA_VERSION = 1
-EXECUTION_MODE = "offline-synthetic-source-processing"
+EXECUTION_MODE: Final = "offline-synthetic-source-processing"
 
 
 # The types below are the one declaration of each shape: plain dicts where the hot path

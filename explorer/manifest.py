@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from pathlib import PurePosixPath
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
 from pydantic import AfterValidator, ConfigDict, Field, model_validator
+from typing_extensions import TypedDict
 
 from .errors import ErrorCode, ExplorerError
 from .jsonio import parse_json
@@ -15,6 +16,7 @@ from .models import (
     PlainText,
     StrictModel,
     VersionOne,
+    strict_shape,
     validated,
     without_nulls,
 )
@@ -39,22 +41,27 @@ def scope_of(access_scope: str | None) -> str:
     return access_scope or DEFAULT_SCOPE
 
 
-class ManifestDocument(NoNullModel):
+@strict_shape
+class ManifestDocument(TypedDict):
+    """A document as the manifest lists it (docs/contract.md §2). A plain dict of the keys
+    given, and only those: all of them enter the document's revision, so an optional key
+    is left out, never null. `DocumentRecord` extends it with the loaded text."""
+
     source_id: PlainText
     version: PlainText
-    path: Annotated[PlainText, AfterValidator(normal_path)] = Field(
-        description="Relative to the manifest's folder, '/'-separated; './' and repeated "
-        "'/' are dropped, so each file has one spelling."
-    )
-    sha256: Hex64 = Field(description="SHA-256 of the file's raw bytes.")
-    title: PlainText | None = None
-    url: PlainText | None = None
-    fact_status: PlainText | None = None
-    access_scope: PlainText | None = None
-
-    def fields_as_given(self) -> dict[str, str]:
-        """The keys the manifest gave, and only those: they enter the document revision."""
-        return self.model_dump(exclude_unset=True)
+    path: Annotated[
+        PlainText,
+        AfterValidator(normal_path),
+        Field(
+            description="Relative to the manifest's folder, '/'-separated; './' and repeated "
+            "'/' are dropped, so each file has one spelling."
+        ),
+    ]
+    sha256: Annotated[Hex64, Field(description="SHA-256 of the file's raw bytes.")]
+    title: NotRequired[PlainText]
+    url: NotRequired[PlainText]
+    fact_status: NotRequired[PlainText]
+    access_scope: NotRequired[PlainText]
 
 
 def _span_schema(schema: dict[str, Any]) -> None:
@@ -111,13 +118,13 @@ class Manifest(StrictModel):
     def _unique_and_linked(self) -> Manifest:
         seen: set[tuple[str, str]] = set()
         for document in self.documents:  # a source_id is unique within its access_scope
-            key = (scope_of(document.access_scope), document.source_id)
+            key = (scope_of(document.get("access_scope")), document["source_id"])
             if key in seen:
                 raise ValueError(f"duplicate source_id {key[1]!r} in access_scope {key[0]!r}")
             seen.add(key)
-        _refuse_repeats("path", [d.path for d in self.documents])
+        _refuse_repeats("path", [d["path"] for d in self.documents])
         _refuse_repeats("span check id", [c.id for c in self.span_checks])
-        listed = {(d.source_id, scope_of(d.access_scope)) for d in self.documents}
+        listed = {(d["source_id"], scope_of(d.get("access_scope"))) for d in self.documents}
         for gone in self.deleted:
             if (gone.source_id, scope_of(gone.access_scope)) in listed:
                 raise ValueError(f"{gone.source_id!r} is both listed and deleted")
@@ -126,7 +133,7 @@ class Manifest(StrictModel):
         )
         scopes: dict[str, set[str]] = {}
         for d in self.documents:
-            scopes.setdefault(d.source_id, set()).add(scope_of(d.access_scope))
+            scopes.setdefault(d["source_id"], set()).add(scope_of(d.get("access_scope")))
         for check in self.span_checks:
             if check.source_id not in scopes:
                 raise ValueError(
@@ -146,12 +153,12 @@ def require_unique_source_ids(manifest: Manifest) -> None:
     two access_scopes list (which `ingest` allows) is refused there."""
     scopes: dict[str, str] = {}
     for document in manifest.documents:
-        scope = scope_of(document.access_scope)
-        if scopes.setdefault(document.source_id, scope) != scope:
+        source_id, scope = document["source_id"], scope_of(document.get("access_scope"))
+        if scopes.setdefault(source_id, scope) != scope:
             raise ExplorerError(
                 ErrorCode.INVALID_MANIFEST,
-                f"source_id {document.source_id!r} is listed in access_scopes "
-                f"{scopes[document.source_id]!r} and {scope!r}; only ingest keys documents by "
+                f"source_id {source_id!r} is listed in access_scopes "
+                f"{scopes[source_id]!r} and {scope!r}; only ingest keys documents by "
                 "access_scope, so give each its own source_id here",
             )
 

@@ -6,7 +6,15 @@ import re
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+    with_config,
+)
 
 from .errors import ErrorCode, ExplorerError
 
@@ -36,6 +44,14 @@ Hex64 = Annotated[
 PlainText = Annotated[str, AfterValidator(_plain_text), Field(min_length=1)]
 # `Literal[1]` would accept true and 1.0; a strict int bounded to 1 accepts only 1.
 VersionOne = Annotated[int, Field(ge=1, le=1)]
+NonEmpty = Annotated[str, Field(min_length=1)]
+Count = Annotated[int, Field(ge=0)]
+LineNumber = Annotated[int, Field(ge=1)]
+
+# The config of a TypedDict that is also a wire shape: the same rules as `StrictModel`'s,
+# while the values stay plain dicts, which the hot path builds and reads at no cost. A
+# `NotRequired` key may be left out but, being a strict str, never given as null.
+strict_shape = with_config(ConfigDict(extra="forbid", strict=True))
 
 
 class StrictModel(BaseModel):
@@ -88,6 +104,8 @@ def describe(error: ValidationError, limit: int = 3, at: tuple[int | str, ...] =
     parts = []
     for problem in problems[:limit]:
         message = _FRIENDLY.get(problem["type"], problem["msg"]).removeprefix("Value error, ")
+        if problem["input"] is None and problem["type"] == "string_type":
+            message = "must be a non-empty string, not null"
         where = _location((*at, *problem["loc"]))
         parts.append(f"{where}: {message}" if where else message)
     more = len(problems) - limit

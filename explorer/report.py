@@ -1,88 +1,54 @@
-"""The comparison report (SPEC §8): every policy's index and span checks, side by side."""
+"""The comparison report (docs/contract.md §8): every policy's index and span checks,
+side by side. These are its shapes, declared once: the pipeline (explorer/explore.py)
+builds them as plain dicts, and explorer/schema.py derives the JSON Schema from them."""
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Annotated
 
 from pydantic import Field
+from typing_extensions import TypedDict
 
 from .checks import CheckResult
-from .config import ChunkConfig
-from .index import Index
-from .models import StrictModel, VersionOne
-from .validate import IndexModel
+from .index import ConfigField, Index
+from .models import Count, VersionOne, strict_shape
 
 REPORT_VERSION = 1
 
 
+@strict_shape
 class PolicyResult(TypedDict):
+    """One policy's column: its config, its index's id and size, and its span checks."""
+
     name: str
-    config: dict[str, str | int | None]
+    config: ConfigField
     index_id: str
-    chunk_count: int
+    chunk_count: Count
     checks: list[CheckResult]
 
 
+@strict_shape
 class DocumentStatusEntry(TypedDict):
     source_id: str
-    status: str
+    status: Annotated[str, Field(description="'ok' or the error code that refused the document.")]
     detail: str
 
 
+@strict_shape
 class SkippedCheck(TypedDict):
+    """A check whose document did not load: named, never evaluated against nothing."""
+
     id: str
     source_id: str
     reason: str
 
 
+@strict_shape
 class Report(TypedDict):
-    report_version: int
+    """The report `compare` writes and the app offers for download."""
+
+    report_version: VersionOne
     policies: list[PolicyResult]
     documents: list[DocumentStatusEntry]
     skipped_checks: list[SkippedCheck]
     indexes: dict[str, Index]
-
-
-class SpanResultModel(StrictModel):
-    label: str
-    start: int
-    end: int
-    containing_chunk_ids: list[str]
-    overlapping_chunk_ids: list[str]
-
-
-class CheckResultModel(StrictModel):
-    id: str
-    source_id: str
-    together: bool
-    spans: list[SpanResultModel]
-
-
-class PolicyResultModel(StrictModel):
-    name: str
-    config: ChunkConfig
-    index_id: str
-    chunk_count: int = Field(ge=0)
-    checks: list[CheckResultModel]
-
-
-class DocumentStatusModel(StrictModel):
-    source_id: str
-    status: str = Field(description="'ok' or the error code that refused the document.")
-    detail: str
-
-
-class SkippedCheckModel(StrictModel):
-    id: str
-    source_id: str
-    reason: str
-
-
-class ReportModel(StrictModel):
-    """The wire shape of a comparison report (for its JSON Schema and for tests)."""
-
-    report_version: VersionOne
-    policies: list[PolicyResultModel]
-    documents: list[DocumentStatusModel]
-    skipped_checks: list[SkippedCheckModel]
-    indexes: dict[str, IndexModel]

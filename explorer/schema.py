@@ -15,9 +15,9 @@ from pydantic import BaseModel, TypeAdapter
 
 from .chunk_map import ChunkMap
 from .evaluate import EVALUATION, QuestionSet
+from .index import Index
 from .jsonio import dump_json
 from .manifest import Manifest
-from .index import Index
 from .report import Report
 from .store.wire import HistoryOutput, IngestOutput, SearchOutput
 

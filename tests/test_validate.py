@@ -115,7 +115,7 @@ TAMPERINGS: dict[str, tuple[Callable[[Index], None], str]] = {
     "no documents": (_set(["documents"], []), "documents"),
     "NUL in text": (_set(["documents", 0, "text"], "# A\x00\n"), "documents[0]"),
     "carriage return in text": (_set(["documents", 1, "text"], "# A\r\nb\r\n"), "documents[1]"),
-    "null title": (_set(["documents", 0, "title"], None), "'title' must be a non-empty string"),
+    "null title": (_set(["documents", 0, "title"], None), "title: must be a non-empty string"),
 }
 
 

@@ -83,7 +83,9 @@ def plan_run(
             steps.append(Step(*key, outcome, document))
     steps += [Step(*key, Outcome.DELETED, None) for key in _deletions(manifest, served)]
     statuses = tuple(
-        StatusRow(tenant_of(entry.access_scope), status.source_id, status.status, status.detail)
+        StatusRow(
+            tenant_of(entry.get("access_scope")), status.source_id, status.status, status.detail
+        )
         for entry, status in zip(manifest.documents, load.statuses, strict=True)
     )
     return Plan(config_digest, embedder, tuple(steps), statuses, len(load.failures))
@@ -101,7 +103,7 @@ def _deletions(manifest: Manifest, served: Mapping[Key, Served]) -> list[Key]:
             )
         doomed.append(key)
     if manifest.complete:
-        listed = {(tenant_of(d.access_scope), d.source_id) for d in manifest.documents}
+        listed = {(tenant_of(d.get("access_scope")), d["source_id"]) for d in manifest.documents}
         scopes = {tenant for tenant, _ in listed}
         doomed += sorted(k for k in served.keys() - listed if k[0] in scopes and k not in doomed)
     return doomed
