@@ -117,3 +117,35 @@ def evaluate_checks(
     for chunk in chunks:
         by_source.setdefault(chunk["source_id"], []).append(chunk)
     return [evaluate_check(check, by_source.get(check.source_id, [])) for check in checks]
+
+
+def own_starts(chunks: Sequence[ChunkRecord]) -> list[int]:
+    """Where each chunk's own part begins, for one document's chunks in order.
+
+    With overlap, a chunk repeats the end of the chunk before it in its section:
+    `[start, own_start)` is that repeated part and `[own_start, end)` the chunk's own,
+    where `own_start = max(start, previous end)`. Without overlap every chunk is all its
+    own (`own_start == start`).
+    """
+    starts: list[int] = []
+    section, previous_end = None, 0
+    for chunk in chunks:
+        same_section = chunk["section_id"] == section
+        starts.append(max(chunk["start"], previous_end) if same_section else chunk["start"])
+        section, previous_end = chunk["section_id"], chunk["end"]
+    return starts
+
+
+def together_only_by_overlap(check: ResolvedCheck, chunks: Sequence[ChunkRecord]) -> bool:
+    """Whether the check is together only thanks to overlap: some chunk holds every span
+    of it, but none holds them all with every span starting in its own part (see
+    `own_starts`); that is, each chunk that keeps them together does so because it
+    repeats the end of the chunk before it. Always false without overlap."""
+    own = [c for c in chunks if c["source_id"] == check.source_id]
+    together = False
+    for chunk, own_start in zip(own, own_starts(own), strict=True):
+        if all(chunk["start"] <= s.start and s.end <= chunk["end"] for s in check.spans):
+            if all(own_start <= s.start for s in check.spans):
+                return False
+            together = True
+    return together

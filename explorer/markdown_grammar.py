@@ -11,6 +11,8 @@ points of the normalized text.
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 
@@ -33,6 +35,9 @@ _PARSER = (
 )
 
 
+_CODE = frozenset({"fence", "code_block"})
+
+
 @dataclass(frozen=True, slots=True)
 class MarkdownSection:
     """Grammar v1's `Section` fields, and the blocks of the body.
@@ -47,6 +52,9 @@ class MarkdownSection:
     start: int
     end: int
     blocks: tuple[Span, ...]
+    # Code blocks (fenced or indented) nested in a block (a list, a quote), in order:
+    # a block cut between lines is never cut inside one of these that fits in the size.
+    nested_code: tuple[Span, ...] = ()
 
     def units(self, text: str) -> list[Span]:
         """The blocks, each from its first character to the end of its last line (newline
@@ -54,8 +62,11 @@ class MarkdownSection:
         return list(self.blocks)
 
     def split(self, text: str, unit: Span, size: int, measure: Unit) -> list[Span]:
-        """A block larger than the size, cut between lines (`split_block`)."""
-        return split_block(text, unit, size, measure)
+        """A block larger than the size, cut between lines (`split_block`), never inside
+        a code block nested in it that fits in the size."""
+        code = self.nested_code
+        inside = code[bisect_left(code, (unit[0], 0)) : bisect_left(code, (unit[1], 0))]
+        return split_block(text, unit, size, measure, inside)
 
 
 def _line_starts(text: str) -> list[int]:
@@ -78,6 +89,7 @@ def sections(text: str) -> list[MarkdownSection]:
     # The open section: its heading's start, title and body's start, and its blocks.
     heading_start, title, body_start = 0, "", 0
     blocks: list[Span] = []
+    nested_code: list[Span] = []
 
     def add_block(first: int, stop: int) -> None:
         """Lines `[first, stop)` without blank lines at either end; none if all are blank.
@@ -102,19 +114,26 @@ def sections(text: str) -> list[MarkdownSection]:
 
     def close(end: int) -> None:
         if blocks:
-            result.append(MarkdownSection(heading_start, title, body_start, end, tuple(blocks)))
+            found = MarkdownSection(
+                heading_start, title, body_start, end, tuple(blocks), tuple(nested_code)
+            )
+            result.append(found)
 
     tokens = _PARSER.parse(text)
     covered = 0  # the first line after the last top-level token
     for position, token in enumerate(tokens):
-        if token.level != 0 or token.nesting < 0 or token.map is None:
+        if token.nesting < 0 or token.map is None:
             continue
         first, stop = token.map
+        if token.level != 0:
+            if token.type in _CODE:
+                nested_code.append((offset(first), offset(stop)))
+            continue
         add_lines(covered, first)
         covered = stop
         if token.type == "heading_open":
             close(offset(first))
-            blocks = []
+            blocks, nested_code = [], []
             heading_start, body_start = offset(first), offset(stop)
             title = tokens[position + 1].content
         else:
@@ -124,21 +143,32 @@ def sections(text: str) -> list[MarkdownSection]:
     return result
 
 
-def split_block(text: str, block: Span, size: int, unit: Unit) -> list[Span]:
+def split_block(
+    text: str, block: Span, size: int, unit: Unit, keep: Sequence[Span] = ()
+) -> list[Span]:
     """A block in pieces of at most `size`, cut between lines where one can be.
 
     Neighbouring lines are grouped greedily; a line larger than `size` on its own is cut
-    by the unit (`Unit.cut`). Token counts of lines do not simply add up, so a group of
-    lines is measured again as a whole and gives back lines until it fits.
+    by the unit (`Unit.cut`). Each span of `keep` (whole lines, in order: code nested in
+    the block) that fits in `size` counts as one line, so no cut falls inside it. Token
+    counts of lines do not simply add up, so a group of lines is measured again as a
+    whole and gives back lines until it fits.
     """
     start, end = block
     if unit.measure(text[start:end]) <= size:
         return [block]
+    whole = [(a, b) for a, b in keep if start <= a < b <= end and unit.measure(text[a:b]) <= size]
     lines: list[Span] = []
     line_start = start
+    next_kept = 0
     while line_start < end:
-        newline = text.find("\n", line_start, end)
-        line_end = end if newline < 0 else newline + 1
+        while next_kept < len(whole) and whole[next_kept][0] < line_start:
+            next_kept += 1
+        if next_kept < len(whole) and whole[next_kept][0] == line_start:
+            line_end = whole[next_kept][1]
+        else:
+            newline = text.find("\n", line_start, end)
+            line_end = end if newline < 0 else newline + 1
         lines.append((line_start, line_end))
         line_start = line_end
     costs = [unit.measure(text[s:e]) for s, e in lines]

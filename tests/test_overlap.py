@@ -16,6 +16,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from explorer import ErrorCode, ExplorerError, build_index, make_config, parse_config
+from explorer.checks import (
+    ResolvedCheck,
+    ResolvedSpan,
+    evaluate_check,
+    own_starts,
+    together_only_by_overlap,
+)
 from explorer.config import ChunkConfig
 from explorer.grammars import GRAMMARS, grammar_for
 from explorer.index import ChunkRecord
@@ -274,3 +281,52 @@ def test_a_document_without_a_heading_is_refused_under_v1_only() -> None:
     with pytest.raises(ExplorerError) as refused:
         validate_index(v1_index)
     assert "heading" in refused.value.detail
+
+
+# -- span checks: together only thanks to overlap -------------------------------------
+
+
+def quoted(text: str, check_id: str, *quotes: str) -> ResolvedCheck:
+    spans = tuple(ResolvedSpan(q, text.index(q), text.index(q) + len(q)) for q in quotes)
+    return ResolvedCheck(check_id, "doc", spans)
+
+
+def test_a_check_can_be_together_only_thanks_to_overlap() -> None:
+    text = "# T\n\naaaa\n\nbbbb\n\ncccc\n\ndddd\n"
+    chunks = build_index([record(text)], make_config("heading-aware", 16, overlap=6))["chunks"]
+    assert own_starts(chunks) == [5, 16, 22]
+    by_overlap = quoted(text, "b-c", "bbbb", "cccc")
+    assert evaluate_check(by_overlap, chunks)["together"]
+    assert together_only_by_overlap(by_overlap, chunks)
+    own = quoted(text, "a-b", "aaaa", "bbbb")
+    assert evaluate_check(own, chunks)["together"] and not together_only_by_overlap(own, chunks)
+    apart = quoted(text, "a-d", "aaaa", "dddd")
+    assert not together_only_by_overlap(apart, chunks)
+    plain = build_index([record(text)], make_config("heading-aware", 16))["chunks"]
+    assert own_starts(plain) == [c["start"] for c in plain]
+    assert not evaluate_check(by_overlap, plain)["together"]
+
+
+@SETTINGS
+@given(texts(), sized_configs("v1"), st.data())
+def test_the_overlap_verdict_needs_the_repeated_part(
+    text: str, config: ChunkConfig, data: st.DataObject
+) -> None:
+    chunks = build_index([record(text)], config)["chunks"]
+    points = st.integers(0, len(text) - 1)
+    spans = []
+    for label in ("x", "y"):
+        start = data.draw(points)
+        end = data.draw(st.integers(start + 1, len(text)))
+        spans.append(ResolvedSpan(label, start, end))
+    check = ResolvedCheck("c", "doc", tuple(spans))
+    verdict = together_only_by_overlap(check, chunks)
+    if verdict:
+        assert evaluate_check(check, chunks)["together"]
+        assert config.overlap is not None
+    # Cutting each chunk down to its own part loses the check exactly when the verdict holds.
+    trimmed = [
+        {**chunk, "start": own} for chunk, own in zip(chunks, own_starts(chunks), strict=True)
+    ]
+    kept = evaluate_check(check, trimmed)["together"]  # type: ignore[arg-type]
+    assert verdict == (evaluate_check(check, chunks)["together"] and not kept)
