@@ -8,9 +8,11 @@ document; held against the document, it rebuilds the same ranges.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Final, Literal
 
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field, TypeAdapter
+from typing_extensions import TypedDict
 
 from .config import ChunkConfig
 from .digests import digest
@@ -20,26 +22,23 @@ from .grammars import grammar_for
 from .index import document_chunks, section_id
 from .jsonio import parse_json
 from .limits import DEFAULT_LIMITS, Limits, require_chunks_per_document
-from .models import Hex64, PlainText, StrictModel, validated
+from .models import Count, Hex64, PlainText, strict_shape, validated
 from .policies import parse_config, policy_for
 
-KIND = "source/chunk-map"
+KIND: Final = "source/chunk-map"
 LOGICAL_FILE = "chunk-map.json"
-SCHEMA_ID = "explorer.source.chunk_map"
-SCHEMA_NAME = "explorer_source_chunk_map_v1"
-SCHEMA_VERSION = "v1"
-MEDIA_TYPE = "application/json"
+SCHEMA_ID: Final = "explorer.source.chunk_map"
+SCHEMA_NAME: Final = "explorer_source_chunk_map_v1"
+SCHEMA_VERSION: Final = "v1"
+MEDIA_TYPE: Final = "application/json"
 NAMESPACE = "explorer"
 INPUT_MODULE = "explorer.loading"
 
 Digest = Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
 UnitId = Annotated[int, Field(ge=1)]
-Annotations = Annotated[
-    dict[str, Any], Field(json_schema_extra={"propertyNames": {"minLength": 1}})
-]
 
 
-def _check_annotations(value: Annotations) -> Annotations:
+def _check_annotations(value: dict[str, Any]) -> dict[str, Any]:
     """Values are any JSON (the strict parser already refused NaN and duplicate keys);
     namespaces must be non-empty."""
     if any(not namespace for namespace in value):
@@ -47,28 +46,40 @@ def _check_annotations(value: Annotations) -> Annotations:
     return value
 
 
-class SourceRef(StrictModel):
+Annotations = Annotated[
+    dict[str, Any],
+    AfterValidator(_check_annotations),
+    Field(json_schema_extra={"propertyNames": {"minLength": 1}}),
+]
+
+# The map's shapes, declared once: `build_chunk_map` builds them as plain dicts, and
+# `decode_chunk_map` and the JSON Schema check them through pydantic.
+
+
+@strict_shape
+class SourceRef(TypedDict):
     source_id: PlainText
-    start_unit_id: UnitId = Field(description="First source line, 1-based, inclusive.")
-    end_unit_id: UnitId = Field(description="Last source line, 1-based, inclusive.")
+    start_unit_id: Annotated[UnitId, Field(description="First source line, 1-based, inclusive.")]
+    end_unit_id: Annotated[UnitId, Field(description="Last source line, 1-based, inclusive.")]
 
 
-class MapChunk(StrictModel):
+@strict_shape
+class MapChunk(TypedDict):
     id: Hex64
-    index: Annotated[int, Field(ge=0)]
+    index: Count
     source_ref: SourceRef
-    unit_count: Annotated[int, Field(ge=1)]
+    unit_count: UnitId
     annotations: Annotations
 
-    _annotations = field_validator("annotations")(_check_annotations)
 
-
-class Producer(StrictModel):
+@strict_shape
+class Producer(TypedDict):
     input_module: PlainText
     chunk_module: PlainText
 
 
-class ChunkMap(StrictModel):
+@strict_shape
+class ChunkMap(TypedDict):
     """The strict wire shape of `chunk-map.json`."""
 
     kind: Literal["source/chunk-map"]
@@ -77,19 +88,23 @@ class ChunkMap(StrictModel):
     schema_version: Literal["v1"]
     media_type: Literal["application/json"]
     source_id: PlainText
-    source_digest: Digest = Field(description="sha256: and the SHA-256 of the source bytes.")
-    plan_digest: Digest = Field(description="sha256: and the digest of the logical plan.")
+    source_digest: Annotated[
+        Digest, Field(description="sha256: and the SHA-256 of the source bytes.")
+    ]
+    plan_digest: Annotated[Digest, Field(description="sha256: and the digest of the logical plan.")]
     requested_chunker: PlainText
     producer: Producer
     plan_annotations: Annotations
-    chunks: list[MapChunk] = Field(
-        description="Empty when the document has no chunk under the policy (headings only)."
-    )
+    chunks: Annotated[
+        list[MapChunk],
+        Field(description="Empty when the document has no chunk under the policy (headings only)."),
+    ]
 
-    _plan_annotations = field_validator("plan_annotations")(_check_annotations)
+
+_CHUNK_MAP = TypeAdapter(ChunkMap)
 
 
-def _plan(payload: dict[str, Any]) -> dict[str, Any]:
+def _plan(payload: ChunkMap) -> dict[str, Any]:
     """The logical plan: the plan annotations (which hold the config) and every chunk's
     range and annotations. Ids and module names are not part of it."""
     return {
@@ -107,7 +122,7 @@ def _plan(payload: dict[str, Any]) -> dict[str, Any]:
 
 def build_chunk_map(
     document: DocumentRecord, config: ChunkConfig, limits: Limits = DEFAULT_LIMITS
-) -> dict[str, Any]:
+) -> ChunkMap:
     """The chunk map of one document under one config; a document with no chunk under it
     (only headings) has a map with no chunks, as its index holds none."""
     chunks = document_chunks(document, config, limits)
@@ -117,7 +132,7 @@ def build_chunk_map(
         section_id(revision, section.heading_start): ordinal
         for ordinal, section in enumerate(grammar.sections(document["text"]))
     }
-    payload: dict[str, Any] = {
+    payload: ChunkMap = {
         "kind": KIND,
         "schema_id": SCHEMA_ID,
         "schema_name": SCHEMA_NAME,
@@ -162,11 +177,10 @@ def _refuse(detail: str) -> ExplorerError:
     return ExplorerError(ErrorCode.INVALID_CHUNK_MAP, detail)
 
 
-def decode_chunk_map(data: bytes, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
+def decode_chunk_map(data: bytes, limits: Limits = DEFAULT_LIMITS) -> ChunkMap:
     """Bytes of a `chunk-map.json` to its payload, refusing anything not exactly right."""
     raw = parse_json(data, ErrorCode.INVALID_CHUNK_MAP, "chunk map")
-    validated(ChunkMap.model_validate, raw, ErrorCode.INVALID_CHUNK_MAP)
-    payload: dict[str, Any] = raw
+    payload = validated(_CHUNK_MAP.validate_python, raw, ErrorCode.INVALID_CHUNK_MAP)
     require_chunks_per_document(payload["source_id"], len(payload["chunks"]), limits)
     seen: set[str] = set()
     for position, chunk in enumerate(payload["chunks"]):
@@ -188,7 +202,7 @@ def decode_chunk_map(data: bytes, limits: Limits = DEFAULT_LIMITS) -> dict[str, 
     return payload
 
 
-def map_config(payload: dict[str, Any]) -> ChunkConfig:
+def map_config(payload: ChunkMap) -> ChunkConfig:
     """The config a decoded map was made with, from its plan annotations."""
     ours = payload["plan_annotations"].get(NAMESPACE)
     if not isinstance(ours, dict) or "config" not in ours:
@@ -200,7 +214,7 @@ def map_config(payload: dict[str, Any]) -> ChunkConfig:
 
 
 def check_against(
-    payload: dict[str, Any], document: DocumentRecord, limits: Limits = DEFAULT_LIMITS
+    payload: ChunkMap, document: DocumentRecord, limits: Limits = DEFAULT_LIMITS
 ) -> None:
     """Refuse a decoded map unless its document rebuilds exactly the same map: every key,
     the requested chunker, producer and plan annotations as much as the chunks."""
@@ -218,6 +232,7 @@ def check_against(
             f"the map has {len(got_chunks)} chunks; the document gives {len(want_chunks)}"
         )
     # `==` holds 1 equal to true and 1.0; the digests of the two plans tell them apart.
-    for key in sorted(expected, key=lambda key: key == "plan_digest"):
-        if payload[key] != expected[key]:
+    given: Mapping[str, object] = payload
+    for key, value in sorted(expected.items(), key=lambda item: item[0] == "plan_digest"):
+        if given[key] != value:
             raise _refuse(f"{key} is not what the document and config give")

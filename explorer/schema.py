@@ -22,7 +22,6 @@ from .report import Report
 from .store.wire import HistoryOutput, IngestOutput, SearchOutput
 
 _MODELS: dict[str, type[BaseModel]] = {
-    "chunk-map": ChunkMap,
     "manifest": Manifest,
     "store-ingest": IngestOutput,
     "store-search": SearchOutput,
@@ -31,6 +30,7 @@ _MODELS: dict[str, type[BaseModel]] = {
 }
 # Shapes declared as TypedDicts, validated by a TypeAdapter.
 _ADAPTERS: dict[str, TypeAdapter[Any]] = {
+    "chunk-map": TypeAdapter(ChunkMap),
     "index": TypeAdapter(Index),
     "report": TypeAdapter(Report),
     "evaluation": EVALUATION,
