@@ -110,7 +110,8 @@ def index_page(manifest: Manifest, load: LoadResult, target: int) -> None:
                     manifest, load, config, embedder=embedder, on_wait=st.info,
                     tenants=settings.tenants, allow_deletions=settings.allow_deletions,
                 )  # fmt: skip
-            st.success(f"{summary.line()}; {summary.vectors_line()}")
+            st.success(summary.line())
+            st.caption(summary.vectors_line())
         except ExplorerError as error:
             show_error(error)
     if not db.is_file():
