@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import re
 import tomllib
@@ -13,11 +14,12 @@ import pytest
 from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
 
-import explorer.explore as pipeline
 from explorer import ErrorCode, ExplorerError
 from tests.conftest import FIXTURE, MANIFEST, ROOT, golden_index, sha256_hex, zipped
 
 APP = str(ROOT / "app.py")
+# The module: `explorer.explore` as an attribute is the function the package exports.
+pipeline = importlib.import_module("explorer.explore")
 LIBRARY = ROOT / "fixtures" / "library"
 
 
