@@ -60,12 +60,15 @@ class _Packer:
         prefix = [0]
         for cost, gap in zip(costs, gaps, strict=True):
             prefix.append(prefix[-1] + cost + gap)
-        self.starts, self.ends, self.gaps, self.prefix = starts, ends, gaps, prefix
+        self.starts, self.ends, self.costs = starts, ends, costs
+        self.gaps, self.prefix = gaps, prefix
 
     def estimate(self, a: int, b: int) -> int:
         return self.prefix[b + 1] - self.prefix[a] - self.gaps[b]
 
     def measure(self, a: int, b: int) -> int:
+        if a == b:
+            return self.costs[a]  # counted once already
         return self.unit.measure_span(self.text, self.starts[a], self.ends[b])
 
     def extend(self, first: int, new: int) -> tuple[int, bool]:
