@@ -12,7 +12,6 @@ from functools import partial
 from pathlib import Path
 
 import streamlit as st
-from pydantic import ValidationError
 from streamlit.delta_generator import DeltaGenerator
 
 from explorer import (
@@ -41,7 +40,7 @@ from explorer.display import file_name_part, markdown_literal, markdown_rows
 from explorer.explore import Column, assemble_report, run_column
 from explorer.explore import resolve_checks as resolve_manifest_checks
 from explorer.jsonio import dump_json
-from explorer.models import describe
+from explorer.models import validated
 from explorer.render import LEGEND, STYLE, containment_rows, highlights, render_view
 from explorer.report import PolicyResult, SkippedCheck
 from explorer.uploads import Bundle, bundle_from_uploads, bundle_zip, manifest_json, pasted_bundle
@@ -224,10 +223,8 @@ def span_form(text: str, source_id: str, taken: set[str], added: list[dict[str, 
         if len(added) >= MAX_ADDED_CHECKS:
             raise ExplorerError(ErrorCode.INVALID_MANIFEST, f"at most {MAX_ADDED_CHECKS} checks "
                                 "can be added here: remove one first")  # fmt: skip
-        check = SpanCheck.model_validate(raw)
+        check = validated(SpanCheck.model_validate, raw, ErrorCode.INVALID_MANIFEST)
         resolve_check(check, text)
-    except ValidationError as error:
-        show_error(ExplorerError(ErrorCode.INVALID_MANIFEST, describe(error)))
     except ExplorerError as error:
         show_error(error)
     else:

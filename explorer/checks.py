@@ -1,4 +1,4 @@
-"""Span checks (SPEC §7): does one chunk hold everything that belongs together?"""
+"""Span checks (docs/contract.md §7): does one chunk hold everything that belongs together?"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`python -m explorer compare | index | validate` (SPEC §8).
+"""`python -m explorer compare | index | validate` (docs/contract.md §8).
 
 Exit 0 on success, 1 when `validate` refuses, 2 for any other error, always with
 `error: <code>: <detail>` on standard error and never a traceback.

@@ -1,4 +1,4 @@
-"""Chunk configurations (SPEC §5): the exact shape that enters every chunk id.
+"""Chunk configurations (docs/contract.md §5): the exact shape that enters every chunk id.
 
 A config records everything that decides where chunks fall: the policy, the grammar, the
 unit sizes are counted in (and the tokenizer that counts them), the size and the

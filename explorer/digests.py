@@ -1,4 +1,4 @@
-"""Content digests (SPEC §1): every identity in an index is derived from these two."""
+"""Content digests (docs/contract.md §1): every identity in an index is derived from these two."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The one exception type of the core, with the SPEC's stable machine codes."""
+"""The one exception type of the core, with stable machine codes (docs/contract.md §11;
+the README's table says what each means)."""
 
 from __future__ import annotations
 
@@ -8,22 +9,22 @@ from enum import StrEnum
 class ErrorCode(StrEnum):
     """Stable codes: scripts and tests match on these, people read the detail."""
 
-    # Manifest (SPEC §2)
+    # Manifest (docs/contract.md §2)
     INVALID_MANIFEST = "invalid_manifest"
     PATH_OUTSIDE_MANIFEST = "path_outside_manifest"
     SPAN_QUOTE_NOT_FOUND = "span_quote_not_found"
     SPAN_QUOTE_AMBIGUOUS = "span_quote_ambiguous"
     SPAN_OUT_OF_RANGE = "span_out_of_range"
-    # Loading a document (SPEC §3), in the order they are checked
+    # Loading a document (docs/contract.md §3), in the order they are checked
     SOURCE_NOT_FOUND = "source_not_found"
     DOCUMENT_TOO_LARGE = "document_too_large"
     SOURCE_DIGEST_MISMATCH = "source_digest_mismatch"
     NOT_UTF8 = "not_utf8"
     NUL_BYTE = "nul_byte"
     EMPTY_DOCUMENT = "empty_document"
-    # Grammar (SPEC §4)
+    # Grammar (docs/contract.md §4)
     HEADING_REQUIRED = "heading_required"
-    # Policies and indexes (SPEC §5-6)
+    # Policies and indexes (docs/contract.md §5-6)
     UNSUPPORTED_CHUNK_CONFIG = "unsupported_chunk_config"
     INVALID_CHUNK_INDEX = "invalid_chunk_index"
     INVALID_CHUNK_MAP = "invalid_chunk_map"
@@ -40,7 +41,7 @@ class ErrorCode(StrEnum):
     EMBEDDING_FAILED = "embedding_failed"
     # Measuring retrieval (explorer/evaluate.py)
     INVALID_QUESTIONS = "invalid_questions"
-    # Extensions: inputs the SPEC does not name
+    # Anything else the command line or the app is given
     NO_DOCUMENTS = "no_documents"
     INVALID_UPLOAD = "invalid_upload"
     IO_ERROR = "io_error"

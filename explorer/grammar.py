@@ -1,4 +1,5 @@
-"""Grammar version 1 (SPEC §4): ATX headings make sections, blank lines split paragraphs.
+"""Grammar version 1 (docs/contract.md §4): ATX headings make sections, blank lines split
+paragraphs.
 
 This is deliberately not a Markdown parser: code fences, setext headings and tables are
 plain lines. Offsets are Python code-point positions in the normalized text.

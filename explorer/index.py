@@ -1,4 +1,4 @@
-"""Chunk records and the tamper-evident index (SPEC §6)."""
+"""Chunk records and the tamper-evident index (docs/contract.md §6)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Verified loading (SPEC §3): bytes are checked against the manifest before decoding.
+"""Verified loading (docs/contract.md §3): bytes are checked against the manifest before decoding.
 
 Reading is the only I/O, and it sits behind `SourceReader`: a folder on disk, or files
 already in memory (an upload). Everything after the bytes are in hand is pure.
@@ -118,7 +118,7 @@ class MappingReader:
 def decode_source(
     entry: ManifestDocument, data: bytes, grammar: Grammar = V1_GRAMMAR
 ) -> DocumentRecord:
-    """Steps 2-6 of SPEC §3, in that order; step 6 is the grammar's (`Grammar.admit`:
+    """Steps 2-6 of docs/contract.md §3, in that order; step 6 is the grammar's (`Grammar.admit`:
     grammar v1 requires a leading heading, the markdown grammar admits any text)."""
     path, pinned = entry["path"], entry["sha256"]
     actual = sha_bytes(data)

@@ -1,4 +1,4 @@
-"""The manifest (SPEC §2): which sources to load, their digests, and the span checks."""
+"""The manifest (docs/contract.md §2): which sources to load, their digests, and the span checks."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Index validation (SPEC §6): accept only what the core itself would rebuild."""
+"""Index validation (docs/contract.md §6): accept only what the core itself would rebuild."""
 
 from __future__ import annotations
 

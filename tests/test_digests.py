@@ -1,4 +1,4 @@
-"""SPEC §1 digests, and the fast encoder the index uses, held to the same bytes."""
+"""docs/contract.md §1 digests, and the fast encoder the index uses, held to the same bytes."""
 
 from __future__ import annotations
 

@@ -37,7 +37,7 @@ def entry(path: str = "doc.md", data: bytes = GOOD, **changes: Any) -> dict[str,
     }
 
 
-# -- loading a document (SPEC §3) -------------------------------------------------------
+# -- loading a document (docs/contract.md §3) ------------------------------------------
 
 
 def test_source_not_found(make_manifest: ManifestBuilder) -> None:
@@ -123,7 +123,7 @@ def test_bom_and_crlf_are_normalized(make_manifest: ManifestBuilder) -> None:
     assert index["chunks"][0]["text"] == "line one\nline two\n"
 
 
-# -- the manifest (SPEC §2) ------------------------------------------------------------
+# -- the manifest (docs/contract.md §2) ------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -256,7 +256,7 @@ def test_manifest_file_missing(tmp_path: Path) -> None:
     assert result.err.startswith("error: io_error: cannot read manifest")
 
 
-# -- span checks (SPEC §2, §7) --------------------------------------------------------
+# -- span checks (docs/contract.md §2, §7) ---------------------------------------------
 
 
 def check(*spans: dict[str, Any]) -> list[dict[str, Any]]:
