@@ -399,9 +399,12 @@ def _ingest(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     embedder = load_embedder(args.embedder)  # refused before the index is touched
     with Store(args.db) as store:
         summary = store.ingest(
-            manifest, load, config, embedder=embedder,
+            manifest,
+            load,
+            config,
+            embedder=embedder,
             on_wait=lambda message: print(message, file=stderr),
-        )  # fmt: skip
+        )
         statuses = store.document_statuses(summary.run_id)
     if args.json:
         stdout.write(dump_json(ingest_output(summary, statuses).model_dump(mode="json")))
@@ -447,9 +450,18 @@ def _history(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 def _history_table(runs: list[RunRow], failures: list[Failure], receipts: list[Receipt]) -> str:
     """Before and after per run (the cells the app shows too), then every document a
     run did not write, then every receipt."""
-    widths = {"Run": 4, "Started": -25, "Added": 6, "Updated": 8, "Unchanged": 10,
-              "Failed": 7, "Deleted": 8, "Documents": 18, "Chunks": 18,
-              "Vectors": 22}  # fmt: skip
+    widths = {
+        "Run": 4,
+        "Started": -25,
+        "Added": 6,
+        "Updated": 8,
+        "Unchanged": 10,
+        "Failed": 7,
+        "Deleted": 8,
+        "Documents": 18,
+        "Chunks": 18,
+        "Vectors": 22,
+    }
 
     def row(cells: dict[str, str]) -> str:
         return " ".join(

@@ -142,9 +142,17 @@ def chunk_stream(
             line += text.count("\n", start, end - 1)
             line_offset = end - 1
             fields = _FIELDS % (
-                head, end, line, order, middle, start, start_line, _string(piece),
-                piece_sha.encode(), tail,
-            )  # fmt: skip
+                head,
+                end,
+                line,
+                order,
+                middle,
+                start,
+                start_line,
+                _string(piece),
+                piece_sha.encode(),
+                tail,
+            )
             chunk_hash = id_hash.copy()
             chunk_hash.update(fields)
             chunk_id = chunk_hash.hexdigest()

@@ -91,10 +91,14 @@ def memory_mb(pid: int) -> tuple[float, float]:
 def manifest_zip(folder: Path, name: str, documents: dict[str, bytes]) -> Path:
     """A stored (uncompressed) .zip of a manifest and its documents."""
     entries = [
-        {"source_id": Path(path).stem, "version": "1", "path": path,
-         "sha256": hashlib.sha256(data).hexdigest()}
+        {
+            "source_id": Path(path).stem,
+            "version": "1",
+            "path": path,
+            "sha256": hashlib.sha256(data).hexdigest(),
+        }
         for path, data in documents.items()
-    ]  # fmt: skip
+    ]
     target = folder / name
     with zipfile.ZipFile(target, "w", zipfile.ZIP_STORED) as archive:
         archive.writestr("manifest.json", json.dumps({"manifest_version": 1, "documents": entries}))
@@ -119,17 +123,24 @@ def uploads(folder: Path) -> list[tuple[str, Path, str]]:
     tiny, views = paragraphs_of(1), paragraphs_of(length)
     quarter = prose[: MIB // 4].decode("utf-8", errors="ignore")
     sessions = [  # the issue's four 256 KiB uploads, each in its own (then closed) session
-        (f"256 KiB upload, session {n + 1} of 4",
-         manifest_zip(folder, f"q{n}.zip", {"q.md": f"{quarter}\n\nSession {n}.\n".encode()}), "")
+        (
+            f"256 KiB upload, session {n + 1} of 4",
+            manifest_zip(folder, f"q{n}.zip", {"q.md": f"{quarter}\n\nSession {n}.\n".encode()}),
+            "",
+        )
         for n in range(4)
-    ]  # fmt: skip
-    return [*sessions,
+    ]
+    return [
+        *sessions,
         (f"largest .zip: {count} x 1 MiB", manifest_zip(folder, "big.zip", largest), ""),
         ("1 MiB of 1-char paragraphs", manifest_zip(folder, "tiny.zip", {"t.md": tiny}), ""),
         ("1 MiB prose, fixed=22", manifest_zip(folder, "prose.zip", {"p.md": prose}), "?fixed=22"),
-        (f"1 MiB, views of {MIB // (length + 2):,} chunks",
-         manifest_zip(folder, "views.zip", {"v.md": views}), f"?fixed={length}&target={length}"),
-    ]  # fmt: skip
+        (
+            f"1 MiB, views of {MIB // (length + 2):,} chunks",
+            manifest_zip(folder, "views.zip", {"v.md": views}),
+            f"?fixed={length}&target={length}",
+        ),
+    ]
 
 
 def outcome(page: Page) -> str:

@@ -73,9 +73,15 @@ def generate(folder: Path, count: int) -> Path:
         data = (f"# Document {n}\n\n" + "\n\n".join(sections) + "\n").encode()
         path = folder / f"doc-{n:05d}.md"
         path.write_bytes(data)
-        documents.append({"source_id": f"doc-{n:05d}", "version": "1", "path": path.name,
-                          "sha256": hashlib.sha256(data).hexdigest(),
-                          "access_scope": f"tenant-{n % 3}"})  # fmt: skip
+        documents.append(
+            {
+                "source_id": f"doc-{n:05d}",
+                "version": "1",
+                "path": path.name,
+                "sha256": hashlib.sha256(data).hexdigest(),
+                "access_scope": f"tenant-{n % 3}",
+            }
+        )
     manifest = folder / "manifest.json"
     manifest.write_text(json.dumps({"manifest_version": 1, "documents": documents}), "utf-8")
     return manifest
@@ -212,14 +218,18 @@ def main(argv: list[str]) -> int:
         modes = timed_modes(db, embedder)
         print("search by mode   " + ", ".join(f"{m} {t:.1f} ms" for m, t in modes.items()))
         first, cached, refused = timed_searches(db)
-        print(f"search           {first:8.2f} ms first, {cached:.2f} ms cached, "
-              f"{refused:.2f} ms to refuse 15,000 words")  # fmt: skip
+        print(
+            f"search           {first:8.2f} ms first, {cached:.2f} ms cached, "
+            f"{refused:.2f} ms to refuse 15,000 words"
+        )
         deletion, deletion_line = timed_deletion(updated, db, embedder)
         print(f"delete + purge   {deletion:8.3f} s   {deletion_line}")
         print(f"index file       {db.stat().st_size / 1e6:8.2f} MB after the purge")
     for size, read, ranked in brute_force((10_000, 100_000, 300_000)):
-        print(f"brute-force cosine over {size:>7,} vectors (256-d): read {read:7.1f} ms, "
-              f"rank {ranked:6.1f} ms")  # fmt: skip
+        print(
+            f"brute-force cosine over {size:>7,} vectors (256-d): read {read:7.1f} ms, "
+            f"rank {ranked:6.1f} ms"
+        )
     return 0
 
 

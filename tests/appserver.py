@@ -60,11 +60,22 @@ def app_process(log: Path, timeout: float = 60.0) -> Iterator[tuple[str, subproc
     """`running_app`, with the server process (to measure it)."""
     port = free_port()
     command = [
-        sys.executable, "-m", "streamlit", "run", "app.py",
-        "--server.headless", "true", "--server.port", str(port),
-        "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
-        "--browser.gatherUsageStats", "false",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app.py",
+        "--server.headless",
+        "true",
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--server.fileWatcherType",
+        "none",
+        "--browser.gatherUsageStats",
+        "false",
+    ]
     with log.open("wb") as output:
         environment = {**os.environ, "EXPLORER_DB": str(log.parent / "index.db")}
         process = subprocess.Popen(

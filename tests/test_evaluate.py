@@ -358,11 +358,23 @@ def test_the_same_run_gives_the_same_file() -> None:
 def test_policies_and_sizes_are_named_as_compare_names_them(tmp_path: Path) -> None:
     out = tmp_path / "evaluation.json"
     result = run_cli(
-        "evaluate", LIBRARY_MANIFEST, "--questions", LIBRARY_QUESTIONS,
-        "--policy", "heading-aware", "--max-chars", "100",
-        "--policy", "heading-aware", "--max-chars", "400",
-        "--policy", "paragraph", "--out", out,
-    )  # fmt: skip
+        "evaluate",
+        LIBRARY_MANIFEST,
+        "--questions",
+        LIBRARY_QUESTIONS,
+        "--policy",
+        "heading-aware",
+        "--max-chars",
+        "100",
+        "--policy",
+        "heading-aware",
+        "--max-chars",
+        "400",
+        "--policy",
+        "paragraph",
+        "--out",
+        out,
+    )
     assert result.code == 0, result.err
     evaluation = json.loads(out.read_text("utf-8"))
     assert [p["name"] for p in evaluation["policies"]] == [
@@ -377,9 +389,15 @@ def test_policies_and_sizes_are_named_as_compare_names_them(tmp_path: Path) -> N
 def test_sweep_prints_the_curve(tmp_path: Path) -> None:
     out = tmp_path / "sweep.json"
     result = run_cli(
-        "evaluate", LIBRARY_MANIFEST, "--questions", LIBRARY_QUESTIONS,
-        "--sweep", "heading-aware:100:1000:100", "--out", out,
-    )  # fmt: skip
+        "evaluate",
+        LIBRARY_MANIFEST,
+        "--questions",
+        LIBRARY_QUESTIONS,
+        "--sweep",
+        "heading-aware:100:1000:100",
+        "--out",
+        out,
+    )
     assert result.code == 0, result.err
     lines = result.out.splitlines()
     assert len(lines) == 11
@@ -390,9 +408,16 @@ def test_sweep_prints_the_curve(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "spec",
-    ["heading-aware", "paragraph:1:2:1", "heading-aware:0:10:1", "heading-aware:1:100000:1",
-     "heading-aware:10:1:1", "heading-aware:1:10:x", "nope:1:2:1"],
-)  # fmt: skip
+    [
+        "heading-aware",
+        "paragraph:1:2:1",
+        "heading-aware:0:10:1",
+        "heading-aware:1:100000:1",
+        "heading-aware:10:1:1",
+        "heading-aware:1:10:x",
+        "nope:1:2:1",
+    ],
+)
 def test_a_bad_sweep_is_a_usage_error(spec: str) -> None:
     with refused(ErrorCode.USAGE):
         sweep_columns(spec)
@@ -407,9 +432,15 @@ def test_command_line_errors_are_one_line() -> None:
     result = run_cli("evaluate", LIBRARY_MANIFEST, "--questions", LIBRARY_QUESTIONS, "--k", "0")
     assert (result.code, result.err.split(":")[1].strip()) == (2, "usage")
     result = run_cli(
-        "evaluate", LIBRARY_MANIFEST, "--questions", LIBRARY_QUESTIONS,
-        "--sweep", "heading-aware:100:200:100", "--policy", "paragraph",
-    )  # fmt: skip
+        "evaluate",
+        LIBRARY_MANIFEST,
+        "--questions",
+        LIBRARY_QUESTIONS,
+        "--sweep",
+        "heading-aware:100:200:100",
+        "--policy",
+        "paragraph",
+    )
     assert result.code == 2 and "not both" in result.err
 
 
@@ -429,10 +460,24 @@ sys.exit(main(sys.argv[1:]))
 def test_the_embedding_retriever_needs_no_network(tmp_path: Path) -> None:
     environment = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HF_HOME": str(tmp_path)}
     result = subprocess.run(
-        [sys.executable, "-c", NO_NETWORK, "evaluate", str(LIBRARY_MANIFEST),
-         "--questions", str(LIBRARY_QUESTIONS), "--retriever", "embedding"],
-        capture_output=True, text=True, cwd=ROOT, env=environment, check=False, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            NO_NETWORK,
+            "evaluate",
+            str(LIBRARY_MANIFEST),
+            "--questions",
+            str(LIBRARY_QUESTIONS),
+            "--retriever",
+            "embedding",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=environment,
+        check=False,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     evaluation = json.loads(result.stdout)
     assert evaluation["retriever"] == "embedding"
@@ -470,11 +515,25 @@ def test_the_real_questions_evaluate_within_ten_seconds(retriever: str, tmp_path
     out = tmp_path / "evaluation.json"
     began = time.perf_counter()
     result = subprocess.run(
-        [sys.executable, "-m", "explorer", "evaluate", str(MARKDOWN_DOCS / "manifest.json"),
-         "--questions", str(MARKDOWN_DOCS / "questions.json"), "--retriever", retriever,
-         "--out", str(out)],
-        capture_output=True, text=True, cwd=ROOT, check=False, timeout=60,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "explorer",
+            "evaluate",
+            str(MARKDOWN_DOCS / "manifest.json"),
+            "--questions",
+            str(MARKDOWN_DOCS / "questions.json"),
+            "--retriever",
+            retriever,
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+        timeout=60,
+    )
     elapsed = time.perf_counter() - began
     assert result.returncode == 0, result.stderr
     assert elapsed < 10, f"{retriever} took {elapsed:.1f} s"

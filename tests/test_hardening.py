@@ -59,8 +59,10 @@ def test_a_huge_number_is_refused_at_every_json_edge(
     )
     (tmp_path / "index.json").write_bytes(index)
     refused = run_cli("validate", tmp_path / "index.json")
-    assert (refused.code, refused.err) == (1, f"error: invalid_chunk_index: the index file is "
-                                              f"not strict JSON: {detail}\n")  # fmt: skip
+    assert (refused.code, refused.err) == (
+        1,
+        f"error: invalid_chunk_index: the index file is not strict JSON: {detail}\n",
+    )
     manifest = make_manifest(raw=b'{"manifest_version": ' + number.encode() + b"}")
     result = run_cli("compare", manifest)
     assert result.code == 2 and result.err.startswith("error: invalid_manifest: ")
@@ -105,8 +107,17 @@ def test_sizes_and_limits_given_on_the_command_line_are_bounded(
 
 def test_the_maximum_document_size_is_accepted(make_manifest: ManifestBuilder) -> None:
     manifest = make_manifest({"doc.md": GOOD})
-    assert run_cli("index", manifest, "--policy", "paragraph", "--max-document-bytes",
-                   str(64 * 1024 * 1024)).code == 0  # fmt: skip
+    assert (
+        run_cli(
+            "index",
+            manifest,
+            "--policy",
+            "paragraph",
+            "--max-document-bytes",
+            str(64 * 1024 * 1024),
+        ).code
+        == 0
+    )
 
 
 # -- chunk limits --------------------------------------------------------------------------
@@ -266,8 +277,11 @@ def retexted(index: dict[str, Any]) -> dict[str, Any]:
     index that is consistent in itself but not with the files."""
     documents = []
     for document in index["documents"]:
-        fields = {k: v for k, v in document.items()
-                  if k not in ("text", "normalized_text_sha256", "document_revision")}  # fmt: skip
+        fields = {
+            k: v
+            for k, v in document.items()
+            if k not in ("text", "normalized_text_sha256", "document_revision")
+        }
         text = document["text"].replace("refuses", "accepts")
         fields["sha256"] = sha256_hex(text.encode())
         documents.append(document_record(fields, text))
@@ -316,8 +330,10 @@ def test_two_spellings_of_one_path_are_duplicates(
     make_manifest: ManifestBuilder, spelling: str
 ) -> None:
     entry = {"version": "1", "sha256": sha256_hex(GOOD)}
-    documents = [{"source_id": "a", "path": "doc.md", **entry},
-                 {"source_id": "b", "path": spelling, **entry}]  # fmt: skip
+    documents = [
+        {"source_id": "a", "path": "doc.md", **entry},
+        {"source_id": "b", "path": spelling, **entry},
+    ]
     manifest = make_manifest({"doc.md": GOOD}, documents=documents)
     result = run_cli("compare", manifest)
     assert result.code == 2
@@ -353,13 +369,18 @@ def test_the_documents_of_a_manifest_are_limited_together(make_manifest: Manifes
 @pytest.mark.parametrize(
     ("change", "detail"),
     [
-        (lambda m: m["span_checks"][0]["spans"].extend([{"label": "x", "quote": "y"}] * 100),
-         "span_checks[0].spans: List should have at most 100 items"),
-        (lambda m: m["span_checks"].extend(
-            {**m["span_checks"][0], "id": f"c{i}"} for i in range(10_000)),
-         "span_checks: List should have at most 10000 items"),
+        (
+            lambda m: m["span_checks"][0]["spans"].extend([{"label": "x", "quote": "y"}] * 100),
+            "span_checks[0].spans: List should have at most 100 items",
+        ),
+        (
+            lambda m: m["span_checks"].extend(
+                {**m["span_checks"][0], "id": f"c{i}"} for i in range(10_000)
+            ),
+            "span_checks: List should have at most 10000 items",
+        ),
     ],
-)  # fmt: skip
+)
 def test_span_checks_and_spans_are_limited(change: Any, detail: str) -> None:
     manifest = json.loads(MANIFEST.read_text("utf-8"))
     change(manifest)
@@ -374,8 +395,10 @@ def test_validate_with_a_manifest_that_lists_a_source_id_twice(
 ) -> None:
     """`ingest` allows one source_id in two tenants; an index, keyed by it, does not."""
     entry = {"source_id": "a", "version": "1", "sha256": sha256_hex(GOOD)}
-    documents = [{**entry, "path": "a.md", "access_scope": "acme"},
-                 {**entry, "path": "b.md", "access_scope": "umbrella"}]  # fmt: skip
+    documents = [
+        {**entry, "path": "a.md", "access_scope": "acme"},
+        {**entry, "path": "b.md", "access_scope": "umbrella"},
+    ]
     manifest = make_manifest({"a.md": GOOD, "b.md": GOOD}, documents=documents)
     (tmp_path / "index.json").write_bytes(index_bytes(golden_index("paragraph")))
     result = run_cli("validate", tmp_path / "index.json", "--manifest", manifest)

@@ -286,9 +286,8 @@ def test_a_locked_index_is_a_clear_error(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "setup",
-    ["PRAGMA user_version = 7", "PRAGMA application_id = 1234",
-     "CREATE TABLE t (x); DROP TABLE t"],
-)  # fmt: skip
+    ["PRAGMA user_version = 7", "PRAGMA application_id = 1234", "CREATE TABLE t (x); DROP TABLE t"],
+)
 def test_an_empty_sqlite_file_of_another_application_is_refused(tmp_path: Path, setup: str) -> None:
     db = tmp_path / "other.db"
     with sqlite3.connect(db) as other:
@@ -404,17 +403,25 @@ def test_one_source_id_in_two_tenants_is_two_documents(
 ) -> None:
     files = {"one.md": b"# A\n\nalpha for tenant one\n", "two.md": b"# A\n\nalpha for tenant two\n"}
     entries = [
-        {"source_id": "a", "version": "1", "path": name, "sha256": hashlib.sha256(data).hexdigest(),
-         "access_scope": scope}
+        {
+            "source_id": "a",
+            "version": "1",
+            "path": name,
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "access_scope": scope,
+        }
         for (name, data), scope in zip(files.items(), ("t1", "t2"), strict=True)
-    ]  # fmt: skip
+    ]
     db = tmp_path / "index.db"
     both = make_manifest(files, documents=entries)
     assert ingest(both, db) == "run 1: added 2, updated 0, unchanged 0, failed 0, deleted 0"
     assert [line.split()[-1] for line in search(db, "alpha", tenant="t1")] == ["one"]
     assert [line.split()[-1] for line in search(db, "alpha", tenant="t2")] == ["two"]
-    raw = {"manifest_version": 1, "documents": entries[1:],
-           "deleted": [{"source_id": "a", "access_scope": "t1"}]}  # fmt: skip
+    raw = {
+        "manifest_version": 1,
+        "documents": entries[1:],
+        "deleted": [{"source_id": "a", "access_scope": "t1"}],
+    }
     assert ingest(make_manifest(files, raw=json.dumps(raw).encode()), db).endswith("deleted 1")
     assert search(db, "alpha", tenant="t1") == []
     assert len(search(db, "alpha", tenant="t2")) == 1
@@ -433,8 +440,13 @@ def test_a_source_id_repeated_in_one_tenant_or_checked_in_two_is_refused(
     make_manifest: ManifestBuilder,
 ) -> None:
     data = b"# A\n\nx\n"
-    entry = {"source_id": "a", "version": "1", "path": "a.md",
-             "sha256": hashlib.sha256(data).hexdigest(), "access_scope": "t1"}  # fmt: skip
+    entry = {
+        "source_id": "a",
+        "version": "1",
+        "path": "a.md",
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "access_scope": "t1",
+    }
     files = {"a.md": data, "b.md": data}
     same = {"manifest_version": 1, "documents": [entry, {**entry, "path": "b.md"}]}
     result = run_cli("ingest", make_manifest(files, raw=json.dumps(same).encode()))

@@ -43,9 +43,12 @@ def test_a_shared_index_opens_only_the_default_tenant_and_no_deletions() -> None
     shared = index_settings({"EXPLORER_DB": "/srv/index.db"})
     assert shared == IndexSettings(Path("/srv/index.db"), frozenset({"default"}), False)
     opened = index_settings(
-        {"EXPLORER_DB": "/srv/index.db", "EXPLORER_TENANTS": "acme, beta",
-         "EXPLORER_ALLOW_DELETIONS": "true"}
-    )  # fmt: skip
+        {
+            "EXPLORER_DB": "/srv/index.db",
+            "EXPLORER_TENANTS": "acme, beta",
+            "EXPLORER_ALLOW_DELETIONS": "true",
+        }
+    )
     assert opened == IndexSettings(Path("/srv/index.db"), frozenset({"acme", "beta"}), True)
     every = index_settings({"EXPLORER_DB": "/srv/index.db", "EXPLORER_TENANTS": "*"})
     assert every.tenants is None
@@ -147,8 +150,10 @@ def test_the_tab_shows_vectors_per_run_the_search_mode_and_citations(
     hits = table_with(at, "Section")
     first = hits.iloc[0]
     assert (first["Source"], first["Version"], first["Section"]) == (
-        "refund-policy", "1", "Eligibility",
-    )  # fmt: skip
+        "refund-policy",
+        "1",
+        "Eligibility",
+    )
     assert first["Offsets"].startswith("[") and first["Lines"] and float(first["Score"]) > 0
     at.radio(key="search_mode").set_value(SearchMode.BM25).run()
     assert any("No active chunk" in info.value for info in at.info)

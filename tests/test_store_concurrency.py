@@ -49,8 +49,11 @@ def paused_ingest(manifest: Path, db: Path, point: str) -> Iterator[subprocess.P
     """An ingest stopped at `point`; killed (SIGKILL) when the block ends."""
     process = subprocess.Popen(
         [sys.executable, "-c", PAUSING_INGEST, str(manifest), str(db), point],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert process.stdout is not None
         assert process.stdout.readline().strip() == f"paused at {point}"
@@ -63,8 +66,11 @@ def paused_ingest(manifest: Path, db: Path, point: str) -> Iterator[subprocess.P
 def start_cli(*args: str | Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "explorer", *(str(a) for a in args)],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def corpus(folder: Path, variant: int, count: int = 12) -> Path:
@@ -80,8 +86,15 @@ def corpus(folder: Path, variant: int, count: int = 12) -> Path:
         name = f"doc-{n}-v{variant}.md"
         (folder / name).write_bytes(data)
         digest = hashlib.sha256(data).hexdigest()
-        entries.append({"source_id": f"doc-{n}", "version": str(variant), "path": name,
-                        "sha256": digest, "access_scope": "t"})  # fmt: skip
+        entries.append(
+            {
+                "source_id": f"doc-{n}",
+                "version": str(variant),
+                "path": name,
+                "sha256": digest,
+                "access_scope": "t",
+            }
+        )
     manifest = folder / f"manifest-v{variant}.json"
     manifest.write_text(json.dumps({"manifest_version": 1, "documents": entries}), "utf-8")
     return manifest
@@ -221,9 +234,13 @@ def test_a_full_disk_is_an_io_error_and_the_old_version_stays(
     large = make_manifest({"big.md": f"# Big\n\n{paragraphs}\n".encode()})
     result = subprocess.run(
         [sys.executable, "-m", "explorer", "ingest", str(large), "--db", str(db)],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, preexec_fn=_limit_file_size,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=_limit_file_size,
         env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
-    )  # fmt: skip
+    )
     assert result.returncode == 2
     assert result.stderr.startswith(f"error: io_error: the index '{db}' could not be written")
     assert "rollback" not in result.stderr

@@ -52,9 +52,19 @@ def search(
     db: Path, query: str, mode: str, tenant: str = "acme", embedder: str = COUNTING, k: int = 5
 ) -> list[dict[str, Any]]:
     found = run_json(
-        "search", query, "--tenant", tenant, "--db", db, "--mode", mode,
-        "--embedder", embedder, "-k", str(k),
-    )  # fmt: skip
+        "search",
+        query,
+        "--tenant",
+        tenant,
+        "--db",
+        db,
+        "--mode",
+        mode,
+        "--embedder",
+        embedder,
+        "-k",
+        str(k),
+    )
     hits: list[dict[str, Any]] = found["hits"]
     return hits
 
@@ -70,10 +80,15 @@ def paragraphs(*texts: str) -> bytes:
 
 def manifest_of(make_manifest: ManifestBuilder, files: dict[str, bytes]) -> Path:
     entries = [
-        {"source_id": Path(name).stem, "version": sha256_hex(data)[:6], "path": name,
-         "sha256": sha256_hex(data), "access_scope": "acme"}
+        {
+            "source_id": Path(name).stem,
+            "version": sha256_hex(data)[:6],
+            "path": name,
+            "sha256": sha256_hex(data),
+            "access_scope": "acme",
+        }
         for name, data in files.items()
-    ]  # fmt: skip
+    ]
     return make_manifest(files, documents=entries)
 
 
@@ -107,8 +122,13 @@ def test_one_changed_paragraph_embeds_only_its_chunk(
     assert len(embedders.EMBEDDED) == 5
     embedders.EMBEDDED.clear()
     changed = [*FIVE[:2], "Paragraph 2 now says something entirely new.", *FIVE[3:]]
-    run = ingest(manifest_of(make_manifest, {"p.md": paragraphs(*changed)}), db, COUNTING,
-                 "--policy", "paragraph")  # fmt: skip
+    run = ingest(
+        manifest_of(make_manifest, {"p.md": paragraphs(*changed)}),
+        db,
+        COUNTING,
+        "--policy",
+        "paragraph",
+    )
     assert (run["updated"], run["vectors_computed"], run["vectors_reused"]) == (1, 1, 4)
     assert embedders.EMBEDDED == ["Paragraph 2 now says something entirely new.\n"]
 
@@ -121,11 +141,16 @@ def test_a_text_two_tenants_share_is_embedded_once_and_served_per_tenant(
     manifest = make_manifest(
         {"acme.md": text, "globex.md": text},
         documents=[
-            {"source_id": "policy", "version": "1", "path": f"{tenant}.md",
-             "sha256": sha256_hex(text), "access_scope": tenant}
+            {
+                "source_id": "policy",
+                "version": "1",
+                "path": f"{tenant}.md",
+                "sha256": sha256_hex(text),
+                "access_scope": tenant,
+            }
             for tenant in ("acme", "globex")
         ],
-    )  # fmt: skip
+    )
     run = ingest(manifest, db, COUNTING, "--policy", "paragraph")
     assert (run["added"], run["vectors_computed"], run["vectors_reused"]) == (2, 5, 5)
     with sqlite3.connect(db) as raw:
@@ -192,8 +217,14 @@ def test_an_embedder_of_the_wrong_shape_fails_the_document_not_the_run(
     make_manifest: ManifestBuilder, tmp_path: Path
 ) -> None:
     db = tmp_path / "index.db"
-    result = run_cli("ingest", manifest_of(make_manifest, {"p.md": paragraphs(*FIVE)}), "--db",
-                     db, "--embedder", "tests.embedders:wrong_shape")  # fmt: skip
+    result = run_cli(
+        "ingest",
+        manifest_of(make_manifest, {"p.md": paragraphs(*FIVE)}),
+        "--db",
+        db,
+        "--embedder",
+        "tests.embedders:wrong_shape",
+    )
     assert result.code == 0
     assert "warning: embedding_failed: acme/p: " in result.err
     assert "shape (1, 31)" in result.err and "expected (1, 32)" in result.err
@@ -244,8 +275,10 @@ def test_a_paraphrase_is_found_by_vector_and_hybrid_not_bm25(tmp_path: Path, que
 def test_superseded_and_deleted_chunks_never_come_back_even_from_the_cache(tmp_path: Path) -> None:
     db = tmp_path / "index.db"
     ingest(RUN1, db)
-    asked = {mode: search(db, "refund within 30 days; support hours", mode, k=20)
-             for mode in ("bm25", "vector", "hybrid")}  # fmt: skip
+    asked = {
+        mode: search(db, "refund within 30 days; support hours", mode, k=20)
+        for mode in ("bm25", "vector", "hybrid")
+    }
     assert any("30 days" in plain(hit) for hit in asked["vector"])
     ingest(RUN2, db)  # the refund policy changes to 14 days, contact is deleted
     for mode in asked:
@@ -281,8 +314,16 @@ def test_the_json_documents_satisfy_their_schemas(tmp_path: Path) -> None:
         schema = json.loads((SCHEMAS / f"{name}.schema.json").read_text("utf-8"))
         jsonschema.validate(document, schema)
     hit = documents["store-search"]["hits"][0]
-    assert set(hit) >= {"source_id", "version", "start", "end", "start_line", "end_line",
-                        "section", "score"}  # fmt: skip
+    assert set(hit) >= {
+        "source_id",
+        "version",
+        "start",
+        "end",
+        "start_line",
+        "end_line",
+        "section",
+        "score",
+    }
     assert documents["store-search"]["mode"] == "hybrid"
     assert documents["store-history"]["receipts"][0]["source_id"] == "contact"
 
@@ -315,9 +356,14 @@ print(embedder.name, vectors.shape)
 def test_wordllama_loads_from_its_package_with_the_network_blocked(tmp_path: Path) -> None:
     env = {**os.environ, "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path)}
     result = subprocess.run(
-        [sys.executable, "-c", NETWORK_BLOCKED], cwd=ROOT, env=env, capture_output=True,
-        text=True, timeout=120, check=False,
-    )  # fmt: skip
+        [sys.executable, "-c", NETWORK_BLOCKED],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split()[-2:] == ["(2,", "256)"]
     assert result.stdout.startswith("wordllama-")
@@ -421,9 +467,12 @@ def test_verification_refuses_a_staged_version_whose_vector_went_missing(
 
     with Store(db) as store, pytest.raises(ExplorerError) as refused:
         store.ingest(
-            manifest, load, make_config("heading-aware"), embedder=embedders.counting(),
+            manifest,
+            load,
+            make_config("heading-aware"),
+            embedder=embedders.counting(),
             checkpoint=lose_a_vector,
-        )  # fmt: skip
+        )
     assert refused.value.code is ErrorCode.INVALID_STORE
     assert "did not verify" in refused.value.detail
     hits = search(db, "alpha2 refunds", "bm25")

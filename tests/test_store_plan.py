@@ -18,10 +18,15 @@ CONFIG = "config-digest"
 
 def plan(served: dict[tuple[str, str], Served], **manifest: Any) -> Plan:
     documents = [
-        {"source_id": name[0], "version": "1", "path": name, "sha256": sha256_hex(data),
-         "access_scope": "t"}
+        {
+            "source_id": name[0],
+            "version": "1",
+            "path": name,
+            "sha256": sha256_hex(data),
+            "access_scope": "t",
+        }
         for name, data in FILES.items()
-    ]  # fmt: skip
+    ]
     raw = {"manifest_version": 1, "documents": documents, **manifest}
     parsed = parse_manifest(json.dumps(raw).encode())
     load = load_documents(parsed, MappingReader(FILES))

@@ -125,18 +125,35 @@ def apply_plan(
         purge(db)
     documents_after, chunks_after = active_totals(db)
     summary = RunSummary(
-        run_id, written[Outcome.ADDED], written[Outcome.UPDATED],
-        plan.count(Outcome.UNCHANGED), plan.failed + failed, plan.count(Outcome.DELETED),
-        plan.embedder, computed, reused,
-    )  # fmt: skip
+        run_id,
+        written[Outcome.ADDED],
+        written[Outcome.UPDATED],
+        plan.count(Outcome.UNCHANGED),
+        plan.failed + failed,
+        plan.count(Outcome.DELETED),
+        plan.embedder,
+        computed,
+        reused,
+    )
     with transaction(db):
         db.execute(
             "UPDATE runs SET finished = ?, added = ?, updated = ?, unchanged = ?, "
             "failed = ?, deleted = ?, documents_after = ?, chunks_after = ?, "
             "vectors_computed = ?, vectors_reused = ? WHERE run_id = ?",
-            (now(), summary.added, summary.updated, summary.unchanged, summary.failed,
-             summary.deleted, documents_after, chunks_after, computed, reused, run_id),
-        )  # fmt: skip
+            (
+                now(),
+                summary.added,
+                summary.updated,
+                summary.unchanged,
+                summary.failed,
+                summary.deleted,
+                documents_after,
+                chunks_after,
+                computed,
+                reused,
+                run_id,
+            ),
+        )
     return summary
 
 
@@ -162,9 +179,17 @@ def _write(
             "INSERT INTO versions (tenant, source_id, version, document_revision, "
             "config_digest, state, chunk_count, run_id, embedder) "
             "VALUES (?, ?, ?, ?, ?, 'staged', ?, ?, ?)",
-            (tenant, source_id, document["version"], document["document_revision"],
-             plan.config_digest, len(chunks), run_id, plan.embedder),
-        ).lastrowid  # fmt: skip
+            (
+                tenant,
+                source_id,
+                document["version"],
+                document["document_revision"],
+                plan.config_digest,
+                len(chunks),
+                run_id,
+                plan.embedder,
+            ),
+        ).lastrowid
         assert version_id is not None
         _write_chunks(db, tenant, version_id, chunks, plan.embedder, checkpoint)
     checkpoint("staged")
@@ -238,14 +263,24 @@ def _write_chunks(
             checkpoint("mid-stage")
         rowid = db.execute(
             "INSERT INTO chunks (chunk_key, version_id, tenant, source_id, chunk_id, ord, "
-            "start, \"end\", start_line, end_line, text, text_sha256, section_title) "
+            'start, "end", start_line, end_line, text, text_sha256, section_title) '
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (sha(f"{tenant}\x00{chunk['chunk_id']}\x00{embedder or ''}"), version_id, tenant,
-             chunk["source_id"],
-             chunk["chunk_id"], chunk["order"], chunk["start"], chunk["end"],
-             chunk["start_line"], chunk["end_line"], chunk["text"], chunk["text_sha256"],
-             chunk["section_title"]),
-        ).lastrowid  # fmt: skip
+            (
+                sha(f"{tenant}\x00{chunk['chunk_id']}\x00{embedder or ''}"),
+                version_id,
+                tenant,
+                chunk["source_id"],
+                chunk["chunk_id"],
+                chunk["order"],
+                chunk["start"],
+                chunk["end"],
+                chunk["start_line"],
+                chunk["end_line"],
+                chunk["text"],
+                chunk["text_sha256"],
+                chunk["section_title"],
+            ),
+        ).lastrowid
         db.execute("INSERT INTO chunks_fts (rowid, text) VALUES (?, ?)", (rowid, chunk["text"]))
 
 
@@ -286,8 +321,10 @@ def _verify(
 
 
 def _drop_chunks(db: sqlite3.Connection, version_id: int) -> int:
-    rowids = [(row[0],) for row in db.execute(
-        "SELECT rowid FROM chunks WHERE version_id = ?", (version_id,))]  # fmt: skip
+    rowids = [
+        (row[0],)
+        for row in db.execute("SELECT rowid FROM chunks WHERE version_id = ?", (version_id,))
+    ]
     db.executemany("DELETE FROM chunks_fts WHERE rowid = ?", rowids)
     db.execute("DELETE FROM chunks WHERE version_id = ?", (version_id,))
     return len(rowids)
@@ -305,9 +342,14 @@ def _drop_versions(db: sqlite3.Connection, tenant: str, source_id: str, state: s
 def _delete(db: sqlite3.Connection, run_id: int, tenant: str, source_id: str) -> None:
     """Remove a document from every store, and write a receipt that says so."""
     with transaction(db):
-        versions = [row[0] for row in db.execute(
-            "SELECT version_id FROM versions WHERE tenant = ? AND source_id = ? "
-            "AND state IN ('active', 'staged')", (tenant, source_id))]  # fmt: skip
+        versions = [
+            row[0]
+            for row in db.execute(
+                "SELECT version_id FROM versions WHERE tenant = ? AND source_id = ? "
+                "AND state IN ('active', 'staged')",
+                (tenant, source_id),
+            )
+        ]
         removed = sum(_drop_chunks(db, version) for version in versions)
         db.executemany(
             "UPDATE versions SET state = 'deleted' WHERE version_id = ?", [(v,) for v in versions]
@@ -318,9 +360,17 @@ def _delete(db: sqlite3.Connection, run_id: int, tenant: str, source_id: str) ->
         db.execute(
             "INSERT INTO receipts (run_id, tenant, source_id, versions, chunk_count, stores, "
             "at, retention) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (run_id, tenant, source_id, json.dumps(versions), removed,
-             json.dumps(STORES_CLEARED), now(), PURGE_PENDING),
-        )  # fmt: skip
+            (
+                run_id,
+                tenant,
+                source_id,
+                json.dumps(versions),
+                removed,
+                json.dumps(STORES_CLEARED),
+                now(),
+                PURGE_PENDING,
+            ),
+        )
 
 
 def _purge_pending(db: sqlite3.Connection) -> bool:

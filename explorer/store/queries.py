@@ -123,8 +123,13 @@ class Failure:
         return f"run {self.run_id}: {self.tenant}/{self.source_id} {self.code}: {self.detail}"
 
     def cells(self) -> dict[str, str]:
-        return {"Run": str(self.run_id), "Tenant": self.tenant, "Source": self.source_id,
-                "Code": self.code, "Detail": self.detail}  # fmt: skip
+        return {
+            "Run": str(self.run_id),
+            "Tenant": self.tenant,
+            "Source": self.source_id,
+            "Code": self.code,
+            "Detail": self.detail,
+        }
 
 
 @dataclass(frozen=True)
@@ -291,9 +296,19 @@ def _hits(db: sqlite3.Connection, ranked: Ranked, snippets: dict[int, str]) -> l
         source_id, version, start_line, end_line, start, end, chunk_id, section, text = row
         snippet = snippets.get(rowid) or _prefix(text)
         hits.append(
-            Hit(source_id, version, start_line, end_line, start, end, chunk_id, section,
-                snippet, score)
-        )  # fmt: skip
+            Hit(
+                source_id,
+                version,
+                start_line,
+                end_line,
+                start,
+                end,
+                chunk_id,
+                section,
+                snippet,
+                score,
+            )
+        )
     return hits
 
 
@@ -370,7 +385,7 @@ def receipts(db: sqlite3.Connection) -> list[Receipt]:
             "SELECT receipt_id, run_id, tenant, source_id, versions, chunk_count, stores, at, "
             "retention FROM receipts ORDER BY receipt_id"
         )
-    ]  # fmt: skip
+    ]
 
 
 def document_statuses(db: sqlite3.Connection, run_id: int) -> list[tuple[str, str, str, str]]:

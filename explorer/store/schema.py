@@ -69,9 +69,17 @@ CREATE TABLE receipts (
 );
 """
 TABLES = (
-    "meta", "runs", "document_status", "documents", "versions", "chunks", "chunks_fts",
-    "search_cache", "receipts", "vectors",
-)  # fmt: skip
+    "meta",
+    "runs",
+    "document_status",
+    "documents",
+    "versions",
+    "chunks",
+    "chunks_fts",
+    "search_cache",
+    "receipts",
+    "vectors",
+)
 
 # Store version 1 (before embeddings) to 2, in one transaction on open: the vector
 # cache, the embedder of each run and version, a `failed` version state (SQLite cannot
@@ -103,9 +111,12 @@ UPDATE meta SET value = '2' WHERE key = 'store_version';
 
 _BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 _IO = (
-    sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY,
+    sqlite3.SQLITE_FULL,
+    sqlite3.SQLITE_IOERR,
+    sqlite3.SQLITE_CANTOPEN,
+    sqlite3.SQLITE_READONLY,
     sqlite3.SQLITE_PERM,
-)  # fmt: skip
+)
 
 
 def storage_error(error: sqlite3.Error, path: Path) -> ExplorerError:

@@ -109,18 +109,24 @@ class HistoryOutput(_Strict):
 def ingest_output(summary: RunSummary, statuses: list[tuple[str, str, str, str]]) -> IngestOutput:
     fields = asdict(summary)
     return IngestOutput(
-        **fields, documents=[DocumentOutcome(tenant=t, source_id=s, status=c, detail=d)
-                             for t, s, c, d in statuses],
-    )  # fmt: skip
+        **fields,
+        documents=[
+            DocumentOutcome(tenant=t, source_id=s, status=c, detail=d) for t, s, c, d in statuses
+        ],
+    )
 
 
 def search_output(
     query: str, tenant: str, mode: SearchMode, embedder: str | None, k: int, hits: list[Hit]
 ) -> SearchOutput:
     return SearchOutput(
-        query=query, tenant=tenant, mode=mode, embedder=embedder, k=k,
+        query=query,
+        tenant=tenant,
+        mode=mode,
+        embedder=embedder,
+        k=k,
         hits=[Citation(**asdict(hit)) for hit in hits],
-    )  # fmt: skip
+    )
 
 
 def history_output(
