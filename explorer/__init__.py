@@ -1,5 +1,30 @@
 """Chunk Boundary Explorer: see how chunking policies cut documents, and prove which keep
-what belongs together. Pure functions; the command line and the app only call these."""
+what belongs together.
+
+The names exported here are the public API, in the order of the work:
+
+- a manifest and its documents: `parse_manifest`, `load_documents` (each file checked
+  against the SHA-256 the manifest pins, through a `DirectoryReader` or `MappingReader`),
+  giving a `LoadResult` of `DocumentRecord`s and a `DocumentStatus` per document;
+- chunking: the policy registry `POLICIES`, `make_config` / `parse_config` (a
+  `ChunkConfig`), grammar v1's `sections` and `paragraphs`, `build_index` and
+  `document_chunks` (an `Index` of `ChunkRecord`s);
+- proving: `validate_index` (an index is exactly what its own documents and config
+  give), `check_against_sources` (and what its pinned files give), chunk maps
+  (`build_chunk_map`, `decode_chunk_map`, `check_against`);
+- comparing: `explore` and `compare` (every policy's `Column` and the `Report`), span
+  checks (`resolve_check`, `evaluate_checks`), and retrieval measured on questions
+  (`evaluate`);
+- the persistent, incremental index: `Store`;
+- identities and refusals: `digest`, `sha`, and `ExplorerError` with its `ErrorCode`.
+
+The core does no I/O but reading sources through a `SourceReader` and the SQLite file of
+a `Store`. Every other module is an implementation detail; the two front ends
+(`explorer.cli`, `app.py`) also use the presentation helpers in `explorer.render`,
+`explorer.display` and `explorer.uploads`. docs/contract.md states what all of it
+promises. Where code says "the seed" it means the chunking exercise this project was
+started from, whose fixture and recorded ids (`fixtures/aster/`) the core reproduces.
+"""
 
 from .checks import CheckResult, ResolvedCheck, evaluate_check, evaluate_checks, resolve_check
 from .chunk_map import build_chunk_map, check_against, decode_chunk_map

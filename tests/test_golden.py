@@ -1,4 +1,5 @@
-"""The seed's recorded result, reproduced exactly: every id, every count."""
+"""The recorded result of the chunking lab this project started from (its "seed",
+docs/contract.md), reproduced exactly: every id, every count."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A persistent, versioned, incremental index in SQLite (the lab of seed 004).
+"""A persistent, versioned, incremental index in SQLite (docs/contract.md §10).
 
 One file (`.explorer/index.db` by default) holds every run, every document version and
 the chunks of the *active* versions, with an FTS5 index and float32 vectors for search. It reads as
