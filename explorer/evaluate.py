@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, model_validator, with_config
+from pydantic import ConfigDict, Field, TypeAdapter, model_validator
 from typing_extensions import TypedDict
 
 from .checks import resolve_span
@@ -35,7 +35,15 @@ from .jsonio import parse_json
 from .limits import DEFAULT_LIMITS, Limits
 from .loading import LoadResult
 from .manifest import ManifestSpan
-from .models import NoNullModel, PlainText, StrictModel, VersionOne, describe, without_nulls
+from .models import (
+    NoNullModel,
+    PlainText,
+    StrictModel,
+    VersionOne,
+    strict_shape,
+    validated,
+    without_nulls,
+)
 from .policies import POLICIES, make_config
 from .validate import validate_index
 
@@ -107,10 +115,7 @@ class QuestionSet(StrictModel):
 def parse_questions(data: bytes) -> QuestionSet:
     """Bytes of a questions file to a checked `QuestionSet`, or `invalid_questions`."""
     raw = parse_json(data, ErrorCode.INVALID_QUESTIONS, "questions file")
-    try:
-        return QuestionSet.model_validate(raw)
-    except ValidationError as error:
-        raise ExplorerError(ErrorCode.INVALID_QUESTIONS, describe(error)) from None
+    return validated(QuestionSet.model_validate, raw, ErrorCode.INVALID_QUESTIONS)
 
 
 Range = tuple[str, int, int]  # (source_id, start, end), half-open, in characters
@@ -162,17 +167,16 @@ def new_question(
     normalized text of `source_id`): checked and placed now, so a quote that is missing
     or ambiguous is refused with its code before it is kept. Its id comes from its
     content (`q-` and 12 hex digits), with `-2`, `-3`… if that id is taken."""
-    try:
-        made = Question.model_validate(
-            {
-                "id": "q-" + digest({"question": question, "source_id": source_id})[:12],
-                "question": question,
-                "source_id": source_id,
-                "references": [{"quote": quote} for quote in quotes],
-            }
-        )
-    except ValidationError as error:
-        raise ExplorerError(ErrorCode.INVALID_QUESTIONS, describe(error)) from None
+    made = validated(
+        Question.model_validate,
+        {
+            "id": "q-" + digest({"question": question, "source_id": source_id})[:12],
+            "question": question,
+            "source_id": source_id,
+            "references": [{"quote": quote} for quote in quotes],
+        },
+        ErrorCode.INVALID_QUESTIONS,
+    )
     place_question(made, text)
     base, number, taken = made.id, 1, set(taken_ids)
     while made.id in taken:
@@ -361,10 +365,8 @@ def top_k(row: Matrix, k: int) -> list[int]:
 # ---------------------------------------------------------------------------------------
 # The evaluation's shape: declared once; the JSON Schema is generated from it.
 
-_STRICT = ConfigDict(extra="forbid", strict=True)
 
-
-@with_config(_STRICT)
+@strict_shape
 class RetrievedChunk(TypedDict):
     chunk_id: str
     source_id: str
@@ -374,13 +376,13 @@ class RetrievedChunk(TypedDict):
     score: float
 
 
-@with_config(_STRICT)
+@strict_shape
 class ReferenceRange(TypedDict):
     start: int
     end: int
 
 
-@with_config(_STRICT)
+@strict_shape
 class QuestionResult(TypedDict):
     id: str
     source_id: str
@@ -392,7 +394,7 @@ class QuestionResult(TypedDict):
     hit: bool
 
 
-@with_config(_STRICT)
+@strict_shape
 class Summary(TypedDict):
     """Means over the questions; `hit` is the share of questions with a hit."""
 
@@ -404,7 +406,7 @@ class Summary(TypedDict):
     mean_chunk_chars: float
 
 
-@with_config(_STRICT)
+@strict_shape
 class PolicyEvaluation(TypedDict):
     name: str
     config: dict[str, str | int | None]
@@ -413,7 +415,7 @@ class PolicyEvaluation(TypedDict):
     questions: list[QuestionResult]
 
 
-@with_config(_STRICT)
+@strict_shape
 class Evaluation(TypedDict):
     evaluation_version: int
     retriever: RetrieverName
