@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from .errors import ErrorCode, ExplorerError
 from .models import StrictModel, VersionOne
@@ -28,8 +28,24 @@ Size = Annotated[int, Field(ge=1, le=MAX_CHARS_LIMIT)]
 TokenSize = Annotated[int, Field(ge=1, le=MAX_TOKENS_LIMIT)]
 # Keys that may be left out but never given as null (null would be a second spelling).
 _NEVER_NULL = ("grammar", "unit", "tokenizer", "max_tokens", "overlap")
+_TOKEN_KEYS = ("unit", "tokenizer", "max_tokens")
 
 ConfigJson = dict[str, str | int | None]
+
+
+def _schema(schema: dict[str, Any]) -> None:
+    """Say in the JSON Schema what `_one_spelling` checks: the optional keys are never
+    null, and a config has `max_chars` or, in tokens, `unit`, `tokenizer` and
+    `max_tokens`, never both."""
+    properties = schema["properties"]
+    for key in _NEVER_NULL:
+        options = properties[key].pop("anyOf")
+        properties[key].update(next(o for o in options if o.get("type") != "null"))
+        properties[key].pop("default", None)
+    schema["oneOf"] = [
+        {"required": ["max_chars"], "properties": {k: False for k in _TOKEN_KEYS}},
+        {"required": list(_TOKEN_KEYS), "properties": {"max_chars": False}},
+    ]
 
 
 class ChunkConfig(StrictModel):
@@ -43,6 +59,8 @@ class ChunkConfig(StrictModel):
     - `overlap`: how much of a chunk the next chunk of its section repeats, in the size's
       unit; `0 < overlap < size`.
     """
+
+    model_config = ConfigDict(json_schema_extra=_schema)
 
     strategy: str
     version: VersionOne
@@ -63,7 +81,7 @@ class ChunkConfig(StrictModel):
             if data.get("unit") == "tokens":
                 if "max_chars" in data:
                     raise ValueError("a config in tokens takes max_tokens, not max_chars")
-                for key in ("tokenizer", "max_tokens"):
+                for key in _TOKEN_KEYS:
                     if key not in data:
                         raise ValueError(f'a config with "unit": "tokens" needs {key!r}')
             else:
