@@ -16,46 +16,41 @@ from streamlit.delta_generator import DeltaGenerator
 
 from explorer import (
     DEFAULT_MAX_DOCUMENT_BYTES,
-    POLICIES,
+    ChunkConfig,
+    Column,
     DirectoryReader,
     DocumentRecord,
-    ErrorCode,
+    Exploration,
     ExplorerError,
-    Index,
+    Limits,
     LoadResult,
     Manifest,
     MappingReader,
     ResolvedCheck,
+    Settings,
     SpanCheck,
+    explore,
     load_documents,
-    make_config,
-    parse_config,
     parse_manifest,
-    resolve_check,
     validate_index_bytes,
 )
+from explorer.checks import checks_key, new_check
 from explorer.chunk_map import build_chunk_map
 from explorer.digests import canonical_json, sha
 from explorer.display import file_name_part, markdown_literal, markdown_rows
-from explorer.explore import Column, assemble_report, run_column
-from explorer.explore import resolve_checks as resolve_manifest_checks
 from explorer.jsonio import dump_json
-from explorer.models import validated
-from explorer.render import LEGEND, STYLE, containment_rows, highlights, render_view
-from explorer.report import PolicyResult, SkippedCheck
+from explorer.pipeline import ColumnRunner, run_column
+from explorer.render import LEGEND, STYLE, containment_rows, document_rows, highlights, render_view
 from explorer.uploads import Bundle, bundle_from_uploads, bundle_zip, manifest_json, pasted_bundle
 from ui.common import show_error
 from ui.index_tab import index_page
 
 FIXTURE_MANIFEST = Path(__file__).resolve().parent / "fixtures" / "aster" / "manifest.json"
 SOURCES = ("Bundled example", "Upload a manifest", "Paste text")
-LIMITS = {"fixed": (1, 1_000_000), "target": (20, 2000)}
-LINK_ECHO = 40  # characters of a refused link value that its warning repeats
+SIZE_RANGE = (1, 2000)  # what a size slider offers; the command line takes up to 1,000,000
 # What one person can type: a name or label, a quote, a pasted document (its bytes are
 # limited again when it loads), and the checks added to one set of documents.
 MAX_NAME_CHARS, MAX_QUOTE_CHARS, MAX_PASTE_CHARS = 200, 10_000, DEFAULT_MAX_DOCUMENT_BYTES
-MAX_ADDED_CHECKS = 50
-DEFAULTS = {"fixed": 80, "target": 220}
 PASTE_EXAMPLE = """# Rotating an API key
 
 ## Rotate
@@ -68,8 +63,6 @@ Only rotate after the new key is deployed everywhere; the old key stops working 
 
 Call revoke_key(id) to disable a key that leaked.
 """
-
-Evaluated = tuple[PolicyResult, Index]
 
 
 # -- cached core calls: keyed by content digests and configs -------------------------------
@@ -87,22 +80,33 @@ def load_cached(key: str, _load: Callable[[], LoadResult]) -> LoadResult:
 
 
 @st.cache_data(show_spinner="Chunking…", max_entries=6, ttl=CACHE_TTL)
-def evaluate_cached(
-    key: str, checks_key: str, strategy: str, size: int | None, _load: LoadResult,
-    _checks: Sequence[ResolvedCheck],
-) -> Evaluated:  # fmt: skip
-    """One policy's index and checks, validated before anything is offered for download."""
-    column = run_column(strategy, _load.documents, _checks, make_config(strategy, size))
-    return column.result, column.index
+def column_cached(
+    key: str, checks: str, name: str, config: str, _documents: Sequence[DocumentRecord],
+    _checks: Sequence[ResolvedCheck], _config: ChunkConfig, _limits: Limits,
+) -> Column:  # fmt: skip
+    """One column, keyed by the documents', the checks' and the config's digests."""
+    return run_column(name, _documents, _checks, _config, _limits)
+
+
+def cached_runner(key: str) -> ColumnRunner:
+    def run(
+        name: str, documents: Sequence[DocumentRecord], checks: Sequence[ResolvedCheck],
+        config: ChunkConfig, limits: Limits,
+    ) -> Column:  # fmt: skip
+        digest = canonical_json(config.as_json())
+        return column_cached(key, checks_key(checks), name, digest, documents, checks, config,
+                             limits)  # fmt: skip
+
+    return run
 
 
 @st.cache_data(show_spinner="Drawing…", max_entries=6, ttl=CACHE_TTL)
 def view_cached(
-    index_id: str, checks_key: str, source_id: str, _text: str, _evaluated: Evaluated,
+    index_id: str, checks: str, source_id: str, _text: str, _column: Column,
     _checks: Sequence[ResolvedCheck],
 ) -> str:  # fmt: skip
-    result, index = _evaluated
-    return render_view(_text, source_id, result, index, highlights(_checks, source_id))
+    marks = highlights(_checks, source_id)
+    return render_view(_text, source_id, _column.result, _column.index, marks)
 
 
 # -- settings ---------------------------------------------------------------------------
@@ -113,30 +117,25 @@ def settings_from_link() -> None:
     if st.session_state.get("link_read"):
         return
     st.session_state["link_read"] = True
-    notes = []
-    for key, (low, high) in LIMITS.items():
-        raw = st.query_params.get(key)
-        if raw is None:
-            continue
-        value = link_number(raw, low, high)
-        if value is not None:
-            st.session_state[key] = value
-        else:
-            shown = raw if len(raw) <= LINK_ECHO else raw[:LINK_ECHO] + "…"
-            notes.append(f"Ignored {key}={markdown_literal(repr(shown))} from the link: it "
-                         f"must be a whole number from {low:,} to {high:,}.")  # fmt: skip
+    settings, notes = Settings.from_query(st.query_params.to_dict(), high=SIZE_RANGE[1])
+    for config in settings.configs:
+        if config.max_chars is not None:
+            st.session_state[config.strategy] = config.max_chars
     if "doc" in st.query_params:
         st.session_state["doc"] = st.query_params["doc"]
-    st.session_state["link_notes"] = notes
+    st.session_state["link_notes"] = [markdown_literal(note) for note in notes]
 
 
-def link_number(raw: str, low: int, high: int) -> int | None:
-    """A link's size, or None: ASCII digits only (`str.isdigit` takes '²'), and no
-    longer than the bound itself (`int` refuses more than 4,300 digits)."""
-    if not (raw.isascii() and raw.isdigit()) or len(raw) > len(str(high)):
-        return None
-    value = int(raw)
-    return value if low <= value <= high else None
+def size_sliders(sidebar: DeltaGenerator) -> Settings:
+    """One slider per sized policy of the registry, named as the report names the size."""
+    sizes = {}
+    for config in Settings.default().configs:
+        if config.max_chars is not None:
+            st.session_state.setdefault(config.strategy, config.max_chars)
+            sizes[config.strategy] = sidebar.slider(
+                f"{config.strategy} max_chars", *SIZE_RANGE, key=config.strategy
+            )
+    return Settings.from_sizes(sizes)
 
 
 def choose_source(
@@ -216,15 +215,7 @@ def span_form(text: str, source_id: str, taken: set[str], added: list[dict[str, 
             return
     raw: dict[str, object] = {"id": name, "source_id": source_id, "spans": spans}
     try:
-        if name in taken:
-            raise ExplorerError(ErrorCode.INVALID_MANIFEST, f"a check named {name!r} exists")
-        if not spans:
-            raise ExplorerError(ErrorCode.INVALID_MANIFEST, "give at least one span")
-        if len(added) >= MAX_ADDED_CHECKS:
-            raise ExplorerError(ErrorCode.INVALID_MANIFEST, f"at most {MAX_ADDED_CHECKS} checks "
-                                "can be added here: remove one first")  # fmt: skip
-        check = validated(SpanCheck.model_validate, raw, ErrorCode.INVALID_MANIFEST)
-        resolve_check(check, text)
+        new_check(raw, text, taken, len(added))
     except ExplorerError as error:
         show_error(error)
     else:
@@ -247,51 +238,36 @@ def show_checks(added: list[dict[str, object]], manifest_ids: Sequence[str]) -> 
 # -- the page --------------------------------------------------------------------------------
 
 
-def documents_table(load: LoadResult) -> list[dict[str, str]]:
-    return [
-        {"Source": s.source_id, "Path": s.path, "Status": s.status, "Detail": s.detail}
-        for s in load.statuses
-    ]
-
-
-def downloads(
-    load: LoadResult,
-    skipped: Sequence[SkippedCheck],
-    evaluated: list[Evaluated],
-    document: DocumentRecord,
-) -> None:
-    """Each policy's index and the document's chunk map, and the whole report."""
-    columns = st.columns(len(evaluated) + 1)
-    for column, (result, index) in zip(columns, evaluated, strict=False):
-        size = result["config"]["max_chars"]
-        column.download_button(
-            f"{result['name']} chunk map", partial(chunk_map_json, document, result["config"]),
-            f"chunk-map-{result['name']}-{file_name_part(document['source_id'])}.json",
-            "application/json",
-            key=f"dl_map_{result['name']}", on_click="ignore", icon=":material/download:",
+def downloads(exploration: Exploration, document: DocumentRecord) -> None:
+    """Each column's index and the document's chunk map, and the whole report."""
+    places = st.columns(len(exploration.columns) + 1)
+    for place, column in zip(places, exploration.columns, strict=False):
+        name = file_name_part(column.name)
+        place.download_button(
+            f"{column.name} chunk map", partial(chunk_map_json, document, column.config),
+            f"chunk-map-{name}-{file_name_part(document['source_id'])}.json",
+            "application/json", key=f"dl_map_{column.name}", on_click="ignore",
+            icon=":material/download:",
             help="Where each chunk of the chosen document lies, without its text.",
         )  # fmt: skip
-        column.download_button(
-            f"{result['name']} index", partial(dump_json, index),
-            f"index-{result['name']}-{size if size is not None else 'paragraphs'}.json",
-            "application/json", key=f"dl_index_{result['name']}", on_click="ignore",
-            icon=":material/download:",
+        place.download_button(
+            f"{column.name} index", partial(dump_json, column.index),
+            f"index-{name}.json", "application/json", key=f"dl_index_{column.name}",
+            on_click="ignore", icon=":material/download:",
         )  # fmt: skip
-    columns[-1].download_button(
-        "comparison report", partial(report_json, load, skipped, evaluated),
+    places[-1].download_button(
+        "comparison report", partial(report_json, exploration),
         "report.json", "application/json", key="dl_report", on_click="ignore",
         icon=":material/download:",
     )  # fmt: skip
 
 
-def chunk_map_json(document: DocumentRecord, config: dict[str, str | int | None]) -> str:
-    return dump_json(build_chunk_map(document, parse_config(config)))
+def chunk_map_json(document: DocumentRecord, config: ChunkConfig) -> str:
+    return dump_json(build_chunk_map(document, config))
 
 
-def report_json(
-    load: LoadResult, skipped: Sequence[SkippedCheck], evaluated: list[Evaluated]
-) -> str:
-    return dump_json(assemble_report(load, skipped, [Column(*item) for item in evaluated]))
+def report_json(exploration: Exploration) -> str:
+    return dump_json(exploration.report)
 
 
 def validate_upload() -> None:
@@ -327,12 +303,7 @@ def page() -> None:
     sources = st.sidebar.container()
     st.sidebar.divider()
     # The sizes are drawn on every run, before anything can stop it, so they keep their values.
-    for key, value in DEFAULTS.items():
-        st.session_state.setdefault(key, value)
-    fixed = st.sidebar.number_input("fixed-char size (characters)", *LIMITS["fixed"], step=10,
-                                    key="fixed")  # fmt: skip
-    target = st.sidebar.slider("heading-aware target (characters)", *LIMITS["target"],
-                               key="target")  # fmt: skip
+    settings = size_sliders(st.sidebar)
     try:
         chosen = choose_source(sources)
         if chosen is None:
@@ -344,57 +315,52 @@ def page() -> None:
         return
     explore_tab, index_tab = st.tabs(["Explore boundaries", "Persistent index"])
     with explore_tab:
-        explore(key, manifest, load, int(fixed), int(target))
+        explore_page(key, manifest, load, settings)
     with index_tab:
-        index_page(manifest, load, int(target))
+        index_page(manifest, load, settings)
     st.caption(f"Server time for this view: {time.perf_counter() - began:.3f} s")
 
 
-def explore(key: str, manifest: Manifest, load: LoadResult, fixed: int, target: int) -> None:
-    """The three views of one document, the containment table, checks and downloads."""
-    manifest_checks = manifest.span_checks
+def explore_page(key: str, manifest: Manifest, load: LoadResult, settings: Settings) -> None:
+    """The views of one document, the containment table, checks and downloads."""
     failed = load.failures
     if failed:
         st.warning(f"{len(failed)} of {len(load.statuses)} documents failed to load; they are "
                    "listed under Documents below, and the others can be explored.")  # fmt: skip
     if not load.documents:
-        st.table(markdown_rows(documents_table(load)))
+        st.table(markdown_rows(document_rows(load)))
         return
-    texts = {d["source_id"]: d["text"] for d in load.documents}
-    if st.session_state.get("doc") not in texts:
-        st.session_state["doc"] = next(iter(texts))
-    doc = st.sidebar.selectbox("Document", list(texts), key="doc")
-    st.query_params.from_dict({"doc": doc, "fixed": str(fixed), "target": str(target)})
+    source_ids = [d["source_id"] for d in load.documents]
+    if st.session_state.get("doc") not in source_ids:
+        st.session_state["doc"] = source_ids[0]
+    doc = st.sidebar.selectbox("Document", source_ids, key="doc")
+    st.query_params.from_dict({"doc": doc, **settings.to_query()})
 
     added = user_checks(key)
     try:
-        from_manifest, skipped = resolve_manifest_checks(load, manifest_checks)
-        added_checks = [resolve_check(SpanCheck.model_validate(raw), texts[str(raw["source_id"])])
-                        for raw in added]  # fmt: skip
-        resolved = [*from_manifest, *added_checks]
-        checks_key = sha(canonical_json([[c.id, c.source_id, [[s.label, s.start, s.end]
-                                          for s in c.spans]] for c in resolved]))  # fmt: skip
-        sizes = {"fixed-char": fixed, "heading-aware": target}
-        evaluated = [evaluate_cached(key, checks_key, name, sizes.get(name), load, resolved)
-                     for name in POLICIES]  # fmt: skip
+        checks = [*manifest.span_checks, *(SpanCheck.model_validate(raw) for raw in added)]
+        exploration = explore(load, checks, settings, run=cached_runner(key))
     except ExplorerError as error:
         show_error(error)
         return
 
     st.subheader("Do the spans stay together?")
-    st.table(markdown_rows(containment_rows(evaluated)))
+    columns = exploration.columns
+    st.table(markdown_rows(containment_rows([(c.result, c.index) for c in columns])))
     st.html(LEGEND)
-    for column, item in zip(st.columns(len(evaluated)), evaluated, strict=True):
-        with column:
-            st.html(view_cached(item[0]["index_id"], checks_key, doc, texts[doc], item, resolved))
+    text, marks_key = exploration.text(doc), checks_key(exploration.checks)
+    for place, column in zip(st.columns(len(columns)), columns, strict=True):
+        with place:
+            st.html(view_cached(column.result["index_id"], marks_key, doc, text, column,
+                                exploration.checks))  # fmt: skip
 
     st.subheader("Span checks")
-    show_checks(added, [c.id for c in manifest_checks])
-    span_form(texts[doc], doc, {c.id for c in resolved}, added)
+    show_checks(added, [c.id for c in manifest.span_checks])
+    span_form(text, doc, {c.id for c in exploration.checks}, added)
     st.subheader("Documents")
-    st.table(markdown_rows(documents_table(load)))
+    st.table(markdown_rows(document_rows(load)))
     st.subheader("Download and validate")
-    downloads(load, skipped, evaluated, next(d for d in load.documents if d["source_id"] == doc))
+    downloads(exploration, exploration.document(doc))
     validate_upload()
 
 

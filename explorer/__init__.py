@@ -44,7 +44,6 @@ from .evaluate import (
     place_questions,
     sweep_columns,
 )
-from .explore import Column, Exploration, Settings, compare, explore
 from .grammar import Section, paragraphs, sections
 from .index import ChunkRecord, Index, build_index, document_chunks
 from .limits import DEFAULT_LIMITS, Limits
@@ -58,6 +57,7 @@ from .loading import (
     load_documents,
 )
 from .manifest import Manifest, ManifestDocument, ManifestSpan, SpanCheck, parse_manifest
+from .pipeline import Column, Exploration, Settings, compare, explore
 from .policies import POLICIES, Policy, make_config, parse_config
 from .report import Report
 from .store import Store

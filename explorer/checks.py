@@ -7,11 +7,12 @@ from dataclasses import dataclass
 
 from typing_extensions import TypedDict
 
+from .digests import digest
 from .errors import ErrorCode, ExplorerError
 from .index import ChunkRecord
 from .limits import DEFAULT_LIMITS, Limits, require_span_check_work
 from .manifest import ManifestSpan, SpanCheck
-from .models import strict_shape
+from .models import strict_shape, validated
 
 
 @dataclass(frozen=True)
@@ -149,3 +150,30 @@ def together_only_by_overlap(check: ResolvedCheck, chunks: Sequence[ChunkRecord]
                 return False
             together = True
     return together
+
+
+MAX_ADDED_CHECKS = 50
+
+
+def new_check(raw: object, text: str, taken: set[str], added: int) -> SpanCheck:
+    """A check a person adds beside the manifest's: a fresh name, at least one span, that
+    places in `text`, and no more than `MAX_ADDED_CHECKS` of them."""
+    if isinstance(raw, dict) and not raw.get("spans"):
+        raise ExplorerError(ErrorCode.INVALID_MANIFEST, "give at least one span")
+    check = validated(SpanCheck.model_validate, raw, ErrorCode.INVALID_MANIFEST)
+    if check.id in taken:
+        raise ExplorerError(ErrorCode.INVALID_MANIFEST, f"a check named {check.id!r} exists")
+    if added >= MAX_ADDED_CHECKS:
+        raise ExplorerError(
+            ErrorCode.INVALID_MANIFEST,
+            f"at most {MAX_ADDED_CHECKS} checks can be added here: remove one first",
+        )
+    resolve_check(check, text)
+    return check
+
+
+def checks_key(checks: Sequence[ResolvedCheck]) -> str:
+    """One digest of where every check's spans lie: a cache key for what depends on them."""
+    return digest(
+        [[c.id, c.source_id, [[s.label, s.start, s.end] for s in c.spans]] for c in checks]
+    )

@@ -18,8 +18,20 @@ from typing import NoReturn, TextIO
 from urllib.parse import quote
 
 from .chunk_map import LOGICAL_FILE, build_chunk_map, check_against, decode_chunk_map
+from .config import DEFAULT_GRAMMAR, ChunkConfig
 from .embedding import DEFAULT_EMBEDDER, load_embedder
 from .errors import ErrorCode, ExplorerError, io_error
+from .evaluate import (
+    DEFAULT_K,
+    MAX_K,
+    RETRIEVERS,
+    columns_of,
+    curve,
+    evaluate,
+    parse_questions,
+    sweep_columns,
+)
+from .grammars import GRAMMARS, V1_GRAMMAR, Grammar, grammar_for
 from .index import write_index
 from .jsonio import dump_json
 from .limits import (
@@ -40,9 +52,8 @@ from .loading import (
     read_at_most,
 )
 from .manifest import Manifest, parse_manifest, require_unique_source_ids
-from .output import parallel_encoder
-from .policies import POLICIES, make_config
-from .report import write_report
+from .pipeline import Settings, write_comparison
+from .policies import POLICIES, make_config, parse_config
 from .store import DEFAULT_DB, Failure, Receipt, RunRow, SearchMode, Store
 from .store.wire import history_output, ingest_output, search_output
 from .validate import check_against_sources, validate_index_bytes
@@ -107,6 +118,129 @@ def _limit_options(sub: argparse.ArgumentParser) -> None:
     )
 
 
+class _Policy(argparse.Action):
+    """`--policy NAME` starts a column; the size options after it describe that column."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        value: object,
+        *_: object,
+    ) -> None:
+        columns: list[dict[str, object]] = list(getattr(namespace, "columns", None) or [])
+        if columns and "policy" not in columns[-1]:
+            columns[-1]["policy"] = value  # size options came first: they are this one's
+        else:
+            columns.append({"policy": value})
+        namespace.columns = columns
+
+
+class _SizeOption(argparse.Action):
+    """A size option of the column named by the `--policy` before it (or after it, when
+    it comes first)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        value: object,
+        *_: object,
+    ) -> None:
+        columns: list[dict[str, object]] = list(getattr(namespace, "columns", None) or [])
+        if not columns:
+            columns.append({})
+        if self.dest in columns[-1]:
+            parser.error(f"{self.option_strings[0]} is given twice for one policy")
+        columns[-1][self.dest] = value
+        namespace.columns = columns
+
+
+def _column_options(sub: argparse.ArgumentParser, repeatable: bool) -> None:
+    """The one way every command names a policy and its size."""
+    known = ", ".join(POLICIES)
+    sub.add_argument(
+        "--policy",
+        action=_Policy,
+        choices=list(POLICIES),
+        dest="policy",
+        help=f"{known}; repeat it to compare several" if repeatable else known,
+    )
+    sub.add_argument(
+        "--max-chars",
+        action=_SizeOption,
+        type=int,  # a config out of range is refused as unsupported_chunk_config
+        help="the size of the policy named before it, in characters",
+    )
+    sub.add_argument(
+        "--max-tokens",
+        action=_SizeOption,
+        type=int,
+        help="instead of --max-chars: the size in cl100k_base tokens (counted offline)",
+    )
+    sub.add_argument(
+        "--overlap",
+        action=_SizeOption,
+        type=int,
+        help="how much of a chunk the next one of its section repeats, in the size's unit "
+        "(fixed-char and heading-aware; default 0)",
+    )
+    sub.add_argument(
+        "--grammar",
+        action=_SizeOption,
+        choices=list(GRAMMARS),
+        help="v1 (default: '#' headings, blank lines) or markdown (CommonMark blocks; "
+        "a document needs no leading heading)",
+    )
+    sub.set_defaults(columns=None)
+
+
+def _configs(args: argparse.Namespace) -> list[ChunkConfig]:
+    """The configs the `--policy` options and their sizes name, in the order given."""
+    configs = []
+    for column in args.columns or []:
+        if "policy" not in column:
+            raise ExplorerError(ErrorCode.USAGE, "a size option needs a --policy (see --help)")
+        configs.append(
+            make_config(
+                str(column["policy"]),
+                _int_or_none(column.get("max_chars")),
+                max_tokens=_int_or_none(column.get("max_tokens")),
+                overlap=_int_or_none(column.get("overlap")) or 0,
+                grammar=str(column.get("grammar", DEFAULT_GRAMMAR)),
+            )
+        )
+    return configs
+
+
+def _int_or_none(value: object) -> int | None:
+    return value if isinstance(value, int) else None
+
+
+def _one_config(args: argparse.Namespace, default: str | None = None) -> ChunkConfig:
+    configs = _configs(args)
+    if not configs and default is not None:
+        return make_config(default)
+    if len(configs) != 1:
+        raise ExplorerError(ErrorCode.USAGE, f"{args.command} takes one --policy (see --help)")
+    return configs[0]
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    """`compare`'s columns: the policies named, or every registered policy, whose sizes
+    `--fixed-chars` and `--target-chars` may set in short."""
+    configs = _configs(args)
+    shorthand = {"fixed-char": args.fixed_chars, "heading-aware": args.target_chars}
+    given = {name: size for name, size in shorthand.items() if size is not None}
+    if configs and given:
+        raise ExplorerError(
+            ErrorCode.USAGE,
+            "give sizes with --max-chars after each --policy, or in short with "
+            "--fixed-chars and --target-chars, not both",
+        )
+    return Settings(tuple(configs)) if configs else Settings.from_sizes(given)
+
+
 def _limits(args: argparse.Namespace) -> Limits:
     return Limits(args.max_document_chunks, args.max_chunks, args.max_span_check_work)
 
@@ -132,12 +266,12 @@ def _parser() -> argparse.ArgumentParser:
         return sub
 
     comp = with_manifest("compare", "Build every policy's index and run the span checks.")
-    comp.add_argument("--fixed-chars", type=int, default=None, help="fixed-char size (80)")
-    comp.add_argument("--target-chars", type=int, default=None, help="heading-aware target (220)")
+    _column_options(comp, repeatable=True)
+    comp.add_argument("--fixed-chars", type=int, help="in short: fixed-char's max_chars (80)")
+    comp.add_argument("--target-chars", type=int, help="in short: heading-aware's max_chars (220)")
 
     one = with_manifest("index", "Build one policy's index.")
-    one.add_argument("--policy", required=True, choices=list(POLICIES))
-    one.add_argument("--max-chars", type=int, default=None, help="size for a sized policy")
+    _column_options(one, repeatable=False)
 
     check = commands.add_parser("validate", help="Check an index file; exit 1 if refused.")
     check.add_argument("file", type=Path)
@@ -151,8 +285,7 @@ def _parser() -> argparse.ArgumentParser:
 
     ingest = with_manifest("ingest", "Ingest the manifest as a run into a persistent index.")
     ingest.add_argument("--db", type=Path, default=DEFAULT_DB, help=f"default: {DEFAULT_DB}")
-    ingest.add_argument("--policy", choices=list(POLICIES), default="heading-aware")
-    ingest.add_argument("--max-chars", type=int, default=None, help="size for a sized policy")
+    _column_options(ingest, repeatable=False)
     embedder_help = (
         f"'{DEFAULT_EMBEDDER}' (default: bundled, offline), 'none', or package.module:factory"
     )
@@ -177,12 +310,25 @@ def _parser() -> argparse.ArgumentParser:
     runs.add_argument("--db", type=Path, default=DEFAULT_DB)
     runs.add_argument("--json", action="store_true", help="print the history as one JSON document")
 
+    measure = with_manifest(
+        "evaluate", "Measure retrieval: each policy's top-k chunks against known answers."
+    )
+    measure.add_argument("--questions", type=Path, required=True, help="a questions file")
+    _column_options(measure, repeatable=True)
+    measure.add_argument("--k", type=partial(_positive, maximum=MAX_K), default=DEFAULT_K)
+    measure.add_argument("--retriever", choices=RETRIEVERS, default="bm25")
+    measure.add_argument(
+        "--sweep",
+        metavar="NAME:FROM:TO:STEP",
+        help="measure a sized policy at every size from FROM to TO, both included "
+        "(e.g. heading-aware:100:1000:100), and print the curve",
+    )
+
     maps = with_manifest(
         "chunk-map",
         "Write each document's chunk map (no content), or --check one; exit 1 if refused.",
     )
-    maps.add_argument("--policy", choices=list(POLICIES), help="the policy to map")
-    maps.add_argument("--max-chars", type=int, default=None, help="size for a sized policy")
+    _column_options(maps, repeatable=False)
     maps.add_argument("--check", type=Path, metavar="FILE", help="a chunk-map.json to check")
     return parser
 
@@ -198,12 +344,15 @@ def _read(path: Path, what: str) -> bytes:
     return data
 
 
-def _load(args: argparse.Namespace, err: TextIO) -> tuple[Manifest, LoadResult]:
+def _load(
+    args: argparse.Namespace, err: TextIO, grammar: Grammar = V1_GRAMMAR
+) -> tuple[Manifest, LoadResult]:
+    """The manifest's documents as they load under `grammar` (v1 requires a heading)."""
     manifest = parse_manifest(_read(args.manifest, "manifest"))
     if args.command != "ingest":  # one index keyed by source_id
         require_unique_source_ids(manifest)
     reader = DirectoryReader(args.manifest.parent)
-    load = load_documents(manifest, reader, args.max_document_bytes, args.max_total_bytes)
+    load = load_documents(manifest, reader, args.max_document_bytes, args.max_total_bytes, grammar)
     # A persistent index records failures and keeps serving the old version: no refusal.
     proceed = args.skip_failed or args.command == "ingest"
     for failure in load.failures:
@@ -322,10 +471,10 @@ def _chunk_maps(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
             check_against(payload, document, _limits(args))
         print(f"valid {payload['plan_digest']}", file=stdout)
         return 0
-    if args.manifest is None or args.policy is None:
+    if args.manifest is None or not args.columns:
         raise ExplorerError(ErrorCode.USAGE, "give MANIFEST and --policy, or --check FILE")
-    _, load = _load(args, stderr)
-    config = make_config(args.policy, args.max_chars)
+    config = _one_config(args)
+    _, load = _load(args, stderr, grammar_for(config))
     limits = _limits(args)
     maps = []
     chunk_count = 0
@@ -361,22 +510,17 @@ def _existing_store(path: Path) -> Store:
 
 def _compare(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     manifest, load = _load(args, stderr)
-    sizes = {"fixed-char": args.fixed_chars, "heading-aware": args.target_chars}
-    given = {name: size for name, size in sizes.items() if size is not None}
-    encode = parallel_encoder(load.documents)
     produce = partial(
-        write_report, load, manifest.span_checks, given, limits=_limits(args), encode=encode
+        write_comparison, load, manifest.span_checks, _settings(args), limits=_limits(args)
     )
     _emit(produce, args.out, stdout)
     return 0
 
 
 def _index(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    _, load = _load(args, stderr)
-    config = make_config(args.policy, args.max_chars)
-    # Chunked in worker processes when there are CPUs and text enough, else here.
-    encode = parallel_encoder(load.documents)
-    write = partial(write_index, load.documents, config, limits=_limits(args), encode=encode)
+    config = _one_config(args)
+    _, load = _load(args, stderr, grammar_for(config))
+    write = partial(write_index, load.documents, config, limits=_limits(args))
     _emit(write, args.out, stdout)
     return 0
 
@@ -387,15 +531,18 @@ def _validate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         manifest = parse_manifest(_read(args.manifest, "manifest"))
         require_unique_source_ids(manifest)  # an index is keyed by source_id
         reader = DirectoryReader(args.manifest.parent)
-        load = load_documents(manifest, reader, args.max_document_bytes, args.max_total_bytes)
+        grammar = grammar_for(parse_config(index["config"]))
+        load = load_documents(
+            manifest, reader, args.max_document_bytes, args.max_total_bytes, grammar
+        )
         check_against_sources(index, load)
     print(f"valid {index['index_id']}", file=stdout)
     return 0
 
 
 def _ingest(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    config = _one_config(args, default="heading-aware")
     manifest, load = _load(args, stderr)
-    config = make_config(args.policy, args.max_chars)
     embedder = load_embedder(args.embedder)  # refused before the index is touched
     with Store(args.db) as store:
         summary = store.ingest(
@@ -476,6 +623,28 @@ def _history_table(runs: list[RunRow], failures: list[Failure], receipts: list[R
     return "\n".join(lines) + "\n"
 
 
+def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """JSON to --out (else standard output); with --sweep, the curve is printed and the
+    JSON goes only to --out."""
+    questions = parse_questions(_read(args.questions, "questions file"))
+    configs = _configs(args)
+    if args.sweep is not None and configs:
+        raise ExplorerError(ErrorCode.USAGE, "give --sweep or --policy, not both")
+    if args.sweep is not None:
+        columns = sweep_columns(args.sweep)
+    else:
+        columns = columns_of(Settings(tuple(configs)) if configs else Settings.default())
+    _, load = _load(args, stderr)
+    evaluation = evaluate(load, questions, columns, args.retriever, args.k, _limits(args))
+    if args.out is not None:
+        _write_atomically(args.out, dump_json(evaluation))
+    if args.sweep is not None or args.out is not None:
+        stdout.write(curve(evaluation))
+    else:
+        stdout.write(dump_json(evaluation))
+    return 0
+
+
 Handler = Callable[[argparse.Namespace, TextIO, TextIO], int]
 # One handler per subcommand, by the name it is called with.
 HANDLERS: dict[str, Handler] = {
@@ -486,6 +655,7 @@ HANDLERS: dict[str, Handler] = {
     "ingest": _ingest,
     "search": _search,
     "history": _history,
+    "evaluate": _evaluate,
 }
 
 

@@ -29,7 +29,6 @@ from .checks import resolve_span
 from .config import ChunkConfig
 from .digests import digest
 from .errors import ErrorCode, ExplorerError
-from .explore import Settings
 from .index import ChunkRecord, build_index
 from .jsonio import parse_json
 from .limits import DEFAULT_LIMITS, Limits
@@ -44,6 +43,7 @@ from .models import (
     validated,
     without_nulls,
 )
+from .pipeline import Settings
 from .policies import POLICIES, make_config
 from .validate import validate_index
 

@@ -11,6 +11,7 @@ from itertools import pairwise
 from .checks import CheckResult, ResolvedCheck, SpanResult
 from .display import EXPLICIT_BIDI, plain_text
 from .index import ChunkRecord, Index
+from .loading import LoadResult
 from .report import PolicyResult
 
 # Chunks, span marks and verdicts one view may draw: each is a few hundred bytes of HTML,
@@ -215,3 +216,11 @@ def containment_rows(evaluated: Sequence[tuple[PolicyResult, Index]]) -> list[di
                 }
             )
     return rows
+
+
+def document_rows(load: LoadResult) -> list[dict[str, str]]:
+    """One row per document of the manifest: where it is, and whether it loaded."""
+    return [
+        {"Source": s.source_id, "Path": s.path, "Status": str(s.status), "Detail": s.detail}
+        for s in load.statuses
+    ]

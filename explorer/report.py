@@ -1,5 +1,5 @@
 """The comparison report (docs/contract.md §8): every policy's index and span checks,
-side by side. These are its shapes, declared once: the pipeline (explorer/explore.py)
+side by side. These are its shapes, declared once: the pipeline (explorer/pipeline.py)
 builds them as plain dicts, and explorer/schema.py derives the JSON Schema from them."""
 
 from __future__ import annotations

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import importlib
 import json
 import re
 import tomllib
@@ -14,12 +13,11 @@ import pytest
 from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
 
+import explorer.pipeline as pipeline
 from explorer import ErrorCode, ExplorerError
 from tests.conftest import FIXTURE, MANIFEST, ROOT, golden_index, sha256_hex, zipped
 
 APP = str(ROOT / "app.py")
-# The module: `explorer.explore` as an attribute is the function the package exports.
-pipeline = importlib.import_module("explorer.explore")
 LIBRARY = ROOT / "fixtures" / "library"
 
 
@@ -121,10 +119,14 @@ def test_opens_on_the_bundled_fixture_with_the_recorded_result() -> None:
     assert set(views(at)) == {"fixed-char", "paragraph", "heading-aware"}
     assert "✓ <bdi>save-copy-qualifier</bdi>: together" in views(at)["heading-aware"]
     assert "✗ <bdi>save-copy-qualifier</bdi>: split" in views(at)["paragraph"]
-    assert at.slider(key="target").value == 220
-    assert at.number_input(key="fixed").value == 80
+    assert at.slider(key="heading-aware").value == 220
+    assert at.slider(key="fixed-char").value == 80
     assert at.selectbox(key="doc").value == "aster-copy-v1"
-    assert dict(at.query_params) == {"doc": "aster-copy-v1", "fixed": "80", "target": "220"}
+    assert dict(at.query_params) == {
+        "doc": "aster-copy-v1",
+        "fixed-char": "80",
+        "heading-aware": "220",
+    }
     assert any(c.value.startswith("Server time for this view:") for c in at.caption)
 
 
@@ -139,20 +141,20 @@ def test_untrusted_fixture_text_is_shown_escaped() -> None:
 
 def test_slider_changes_the_heading_aware_count_at_once() -> None:
     at = start()
-    at.slider(key="target").set_value(2000).run()
+    at.slider(key="heading-aware").set_value(2000).run()
     assert counts(at) == ["13", "8", "5"]
     assert "5 in all" in views(at)["heading-aware"]
-    assert at.query_params["target"] == "2000"
-    at.slider(key="target").set_value(20).run()
+    assert at.query_params["heading-aware"] == "2000"
+    at.slider(key="heading-aware").set_value(20).run()
     assert counts(at) == ["13", "8", "8"]
     assert [r["Together"] for r in rows(at)] == ["no", "no", "no"]
 
 
 def test_fixed_size_changes_the_fixed_char_count() -> None:
     at = start()
-    at.number_input(key="fixed").set_value(400).run()
+    at.slider(key="fixed-char").set_value(400).run()
     assert counts(at)[0] == "5"  # every section body is shorter than 400: one window each
-    assert at.query_params["fixed"] == "400"
+    assert at.query_params["fixed-char"] == "400"
 
 
 def test_choosing_another_document_redraws_the_views() -> None:
@@ -167,12 +169,14 @@ def test_choosing_another_document_redraws_the_views() -> None:
 def test_a_shared_link_restores_the_view() -> None:
     at = start(doc="aster-copy-v2", fixed="120", target="500")
     assert at.selectbox(key="doc").value == "aster-copy-v2"
-    assert at.number_input(key="fixed").value == 120
-    assert at.slider(key="target").value == 500
+    assert at.slider(key="fixed-char").value == 120
+    assert at.slider(key="heading-aware").value == 500
     assert not at.warning
 
 
-@pytest.mark.parametrize(("key", "value"), [("target", "5"), ("target", "abc"), ("fixed", "0")])
+@pytest.mark.parametrize(
+    ("key", "value"), [("target", "2001"), ("heading-aware", "abc"), ("fixed", "0")]
+)
 def test_a_bad_link_value_is_ignored_with_a_warning(key: str, value: str) -> None:
     at = start(**{key: value})
     assert counts(at) == ["13", "8", "7"]
@@ -459,13 +463,13 @@ def test_validate_refuses_a_bad_index(content: bytes, message: str) -> None:
 
 def test_sizes_survive_a_refused_upload() -> None:
     at = start()
-    at.slider(key="target").set_value(500).run()
-    at.number_input(key="fixed").set_value(120).run()
+    at.slider(key="heading-aware").set_value(500).run()
+    at.slider(key="fixed-char").set_value(120).run()
     at.radio(key="source").set_value(UPLOAD).run()
     at.file_uploader(key="upload").set_value([("bad.zip", b"not a zip", "application/zip")]).run()
     assert any("invalid_upload" in e for e in errors(at))
     at.radio(key="source").set_value("Bundled example").run()
-    assert (at.slider(key="target").value, at.number_input(key="fixed").value) == (500, 120)
+    assert (at.slider(key="heading-aware").value, at.slider(key="fixed-char").value) == (500, 120)
 
 
 # -- hostile input: every refusal is a code and a sentence, every user text is text ------

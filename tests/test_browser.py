@@ -100,14 +100,17 @@ def test_load_shows_three_views_and_the_recorded_counts(page: Page) -> None:
 
 
 def test_moving_the_slider_changes_the_heading_aware_count(page: Page) -> None:
-    slider = page.get_by_role("slider", name="heading-aware target (characters)")
+    slider = page.get_by_role("slider", name="heading-aware max_chars")
     slider.focus()
     page.keyboard.press("End")
-    expect(page.locator("[data-testid='stSliderThumbValue']")).to_have_text("2000")
+    thumb = page.locator("[data-testid='stSlider']", has=slider).get_by_test_id(
+        "stSliderThumbValue"
+    )
+    expect(thumb).to_have_text("2000")
     expect(page.locator(HEADING_AWARE)).to_contain_text("5 in all")
     wait_idle(page)
     assert table_cell(page, 2, 1) == "5"
-    assert "target=2000" in page.url
+    assert "heading-aware=2000" in page.url
 
 
 def test_upload_a_manifest_with_its_files(page: Page) -> None:
@@ -200,7 +203,7 @@ def test_hostile_text_renders_as_text_and_runs_nothing(page: Page) -> None:
 def test_ingest_a_run_and_search_it_in_the_index_tab(page: Page) -> None:
     page.get_by_role("tab", name="Persistent index").click()
     page.get_by_role(
-        "button", name="Ingest these documents as a run (heading-aware, target 220)"
+        "button", name="Ingest these documents as a run (heading-aware, max_chars 220)"
     ).click()
     expect(
         page.get_by_text("run 1: added 2, updated 0, unchanged 0, failed 0, deleted 0")

@@ -12,9 +12,9 @@ from explorer import build_index, make_config, resolve_check
 from explorer.checks import ResolvedCheck, ResolvedSpan
 from explorer.config import ChunkConfig
 from explorer.documents import DocumentRecord, document_record
-from explorer.explore import run_column
 from explorer.index import Index
 from explorer.manifest import SpanCheck
+from explorer.pipeline import run_column
 from explorer.render import (
     MAX_DRAWN_PIECES,
     containment_rows,

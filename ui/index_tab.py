@@ -19,12 +19,13 @@ from pathlib import Path
 
 import streamlit as st
 
-from explorer import ErrorCode, ExplorerError, LoadResult, Manifest, make_config
+from explorer import ErrorCode, ExplorerError, LoadResult, Manifest, Settings
 from explorer.embedding import DEFAULT_EMBEDDER, load_embedder
 from explorer.store import SearchMode, Store
 
 from .common import show_error
 
+INGEST_POLICY = "heading-aware"  # the policy a run chunks with
 DB_VARIABLE = "EXPLORER_DB"  # a shared index on the server; unset: a scratch index per session
 TENANTS_VARIABLE = "EXPLORER_TENANTS"  # comma-separated, or "*"; shared default: "default"
 DELETIONS_VARIABLE = "EXPLORER_ALLOW_DELETIONS"  # "true"/"false"; shared default: false
@@ -84,7 +85,7 @@ def scratch_index() -> Path:
     return Path(st.session_state["scratch_index"])
 
 
-def index_page(manifest: Manifest, load: LoadResult, target: int) -> None:
+def index_page(manifest: Manifest, load: LoadResult, explored: Settings) -> None:
     """Runs into the persistent index, its history, tenant-scoped search, and receipts."""
     try:
         settings = index_settings(server_values())
@@ -100,8 +101,8 @@ def index_page(manifest: Manifest, load: LoadResult, target: int) -> None:
         "the manifest removes (`deleted`, or `complete: true`), with a receipt."
         + ("" if settings.allow_deletions else " Deletions are turned off on this server.")
     )
-    config = make_config("heading-aware", target)
-    if st.button(f"Ingest these documents as a run (heading-aware, target {target})",
+    config = explored.config_for(INGEST_POLICY)  # at the size the views show
+    if st.button(f"Ingest these documents as a run ({config.label()})",
                  key="ingest", type="primary"):  # fmt: skip
         try:
             embedder = load_embedder(DEFAULT_EMBEDDER)

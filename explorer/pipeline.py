@@ -48,13 +48,18 @@ class Settings:
 
     @property
     def names(self) -> list[str]:
-        """Each column's name: its policy, and its size where the policy repeats."""
+        """Each column's name: its policy; `policy@size` where the policy repeats; its
+        whole label where even that repeats (another unit, overlap or grammar)."""
         strategies = [config.strategy for config in self.configs]
-        return [
+        short = [
             config.strategy
             if strategies.count(config.strategy) == 1
-            else f"{config.strategy}@{config.max_chars}"
+            else f"{config.strategy}@{config.size() if config.sized else 'none'}"
             for config in self.configs
+        ]
+        return [
+            name if short.count(name) == 1 else config.label()
+            for name, config in zip(short, self.configs, strict=True)
         ]
 
     @classmethod
@@ -74,10 +79,13 @@ class Settings:
         return cls(tuple(make_config(name, sizes.get(name)) for name in POLICIES))
 
     @classmethod
-    def from_query(cls, query: Mapping[str, str]) -> tuple[Settings, list[str]]:
+    def from_query(
+        cls, query: Mapping[str, str], high: int = MAX_CHARS_LIMIT
+    ) -> tuple[Settings, list[str]]:
         """Settings from a link's parameters, and a sentence for each value ignored.
 
         A bad value never stops the page: it is named, and the default is used instead.
+        `high` is the largest size the reader offers.
         """
         sizes: dict[str, int] = {}
         notes: list[str] = []
@@ -86,12 +94,12 @@ class Settings:
             policy = POLICIES.get(name)
             if policy is None or policy.default_max_chars is None:
                 continue
-            size = _whole_number(raw, 1, MAX_CHARS_LIMIT)
+            size = _whole_number(raw, 1, high)
             if size is None:
                 shown = raw if len(raw) <= 40 else raw[:40] + "…"
                 notes.append(
-                    f"Ignored {key}={shown!r} from the link: the size of {name} must be a "
-                    f"whole number from 1 to {MAX_CHARS_LIMIT:,}."
+                    f"Ignored {key}={shown!r} from the link: the max_chars of {name} must "
+                    f"be a whole number from 1 to {high:,}."
                 )
             else:
                 sizes[name] = size
@@ -105,8 +113,9 @@ class Settings:
             if config.max_chars is not None
         }
 
-    def size(self, name: str) -> int | None:
-        return next((c.max_chars for c in self.configs if c.strategy == name), None)
+    def config_for(self, name: str) -> ChunkConfig:
+        """The first column's config of policy `name`, or that policy's default."""
+        return next((c for c in self.configs if c.strategy == name), None) or make_config(name)
 
 
 def _whole_number(raw: str, low: int, high: int) -> int | None:
@@ -122,6 +131,7 @@ def _whole_number(raw: str, low: int, high: int) -> int | None:
 class Column:
     """One policy's validated index over all documents, and its span checks."""
 
+    config: ChunkConfig
     result: PolicyResult
     index: Index
 
@@ -211,9 +221,14 @@ def run_column(
     """One policy's index over the documents, validated, and its span checks."""
     index = validate_index(build_index(documents, config, limits), limits)
     results = evaluate_checks(checks, index["chunks"], limits)
-    return Column(
-        _policy_result(name, config, index["index_id"], len(index["chunks"]), results), index
-    )
+    result = _policy_result(name, config, index["index_id"], len(index["chunks"]), results)
+    return Column(config, result, index)
+
+
+# How `explore` builds one column; the app passes a cached `run_column`.
+ColumnRunner = Callable[
+    [str, Sequence[DocumentRecord], Sequence[ResolvedCheck], ChunkConfig, Limits], Column
+]
 
 
 def explore(
@@ -221,12 +236,13 @@ def explore(
     checks: Sequence[SpanCheck],
     settings: Settings,
     limits: Limits = DEFAULT_LIMITS,
+    run: ColumnRunner = run_column,
 ) -> Exploration:
     """The pipeline: resolve the checks, build and validate each column, run the checks."""
     _require_documents(load)
     resolved, skipped = resolve_checks(load, checks)
     columns = tuple(
-        run_column(name, load.documents, resolved, config, limits)
+        run(name, load.documents, resolved, config, limits)
         for name, config in zip(settings.names, settings.configs, strict=True)
     )
     return Exploration(load, resolved, skipped, columns)
