@@ -330,3 +330,33 @@ def test_the_overlap_verdict_needs_the_repeated_part(
     ]
     kept = evaluate_check(check, trimmed)["together"]  # type: ignore[arg-type]
     assert verdict == (evaluate_check(check, chunks)["together"] and not kept)
+
+
+# -- grammar v1 in characters without overlap: exactly the seed's rules ---------------
+
+
+def seed_spans(text: str, policy: str, size: int) -> list[tuple[int, int]]:
+    """Contract §5's table, written out as the seed wrote it."""
+    spans: list[tuple[int, int]] = []
+    for section in GRAMMARS["v1"].sections(text):
+        if policy == "fixed-char":
+            for start in range(section.start, section.end, size):
+                end = min(start + size, section.end)
+                if text[start:end].strip():
+                    spans.append((start, end))
+            continue
+        groups: list[tuple[int, int]] = []
+        for start, end in section.units(text):
+            if groups and end - groups[-1][0] <= size:
+                groups[-1] = (groups[-1][0], end)
+            else:
+                groups.append((start, end))
+        spans.extend(groups)
+    return spans
+
+
+@SETTINGS
+@given(texts(), st.sampled_from(["fixed-char", "heading-aware"]), st.integers(1, 300))
+def test_v1_character_configs_cut_as_the_seed_did(text: str, policy: str, size: int) -> None:
+    chunks = build_index([record(text)], make_config(policy, size))["chunks"]
+    assert [(c["start"], c["end"]) for c in chunks] == seed_spans(text, policy, size)
