@@ -4,16 +4,22 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-requirements
+DEV_STAMP := $(VENV)/.installed-requirements-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PORT ?= 8501
 
 .PHONY: run test lint typecheck pytest chromium schemas bench bench-app bench-store screenshot clean
 
+# make run installs what the app needs; make test adds the test tools.
 $(STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	@touch $(STAMP)
+
+$(DEV_STAMP): $(STAMP) requirements-dev.txt
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	@touch $(DEV_STAMP)
 
 # Browser tests drive Debian's Chromium (no browser can be downloaded here).
 chromium:
@@ -25,32 +31,32 @@ chromium:
 run: $(STAMP)
 	$(BIN)/python -m streamlit run app.py --server.port $(PORT)
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-typecheck: $(STAMP)
+typecheck: $(DEV_STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP) chromium
+pytest: $(DEV_STAMP) chromium
 	$(BIN)/python -m pytest
 
 test: lint typecheck pytest
 
-schemas: $(STAMP)
+schemas: $(DEV_STAMP)
 	$(BIN)/python -m explorer.schema
 
-bench: $(STAMP)
+bench: $(DEV_STAMP)
 	PYTHONPATH=. $(BIN)/python scripts/bench.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
 
-screenshot: $(STAMP) chromium
+screenshot: $(DEV_STAMP) chromium
 	PYTHONPATH=. $(BIN)/python scripts/screenshot.py
 
-bench-app: $(STAMP)
+bench-app: $(DEV_STAMP)
 	PYTHONPATH=. $(BIN)/python scripts/bench_app.py
 
-bench-store: $(STAMP)
+bench-store: $(DEV_STAMP)
 	PYTHONPATH=. $(BIN)/python scripts/bench_store.py
