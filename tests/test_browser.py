@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import zipfile
 from collections.abc import Iterator
@@ -9,6 +10,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
+from PIL import Image
 from playwright.sync_api import Browser, Dialog, Page, expect, sync_playwright
 from pydantic import TypeAdapter
 
@@ -236,3 +238,69 @@ def test_user_text_in_an_error_and_a_table_is_shown_as_text(page: Page) -> None:
     expect(row).to_contain_text("\\u202eevil: ", timeout=30_000)
     wait_idle(page)
     assert "\u202e" not in row.inner_text()
+
+
+FAITHFUL = (
+    "# Faithful 文字 ✂️\n\n"
+    "  \t\n"
+    "A line, then a whitespace-only line:\n"
+    "    \n"
+    "\tindented by a tab; 中文、日本語、한국어 and emoji 🙂👍🏽 here.\n"
+    " \n\n"
+    "## Two\n\n"
+    "snake_case_name and __dunder__ _ last_line\n"
+)
+
+
+def paste(page: Page, text: str) -> None:
+    choose_source(page, "Paste text", "[data-testid='stSidebar'] textarea")
+    area = page.get_by_label("Markdown, starting with a # heading")
+    area.fill(text)
+    area.press("Control+Enter")
+    expect(page.locator(HEADING_AWARE)).to_contain_text("Faithful", timeout=30_000)
+    wait_idle(page)
+
+
+def test_every_view_draws_exactly_the_document(page: Page) -> None:
+    """What each view holds, as the browser has it after Streamlit and DOMPurify, is the
+    document character for character: whitespace-only lines, tabs, CJK and emoji."""
+    paste(page, FAITHFUL)
+    views = page.locator(".cbx-doc")
+    expect(views).to_have_count(3)
+    for position in range(3):
+        view = views.nth(position)
+        assert view.evaluate("e => e.textContent") == FAITHFUL
+        assert view.evaluate("e => e.innerText") == FAITHFUL
+
+
+def test_a_font_with_cjk_and_emoji_follows_the_monospace_ones(page: Page) -> None:
+    family = page.locator(".cbx-doc").first.evaluate("e => getComputedStyle(e).fontFamily")
+    assert family.startswith("ui-monospace,") and family.endswith(", monospace")
+    assert family.index('"Noto Sans CJK SC"') < family.index('"Noto Color Emoji"')
+
+
+def test_an_outline_never_covers_a_glyph(page: Page) -> None:
+    """The check's span `Call save_copy(path, text)` is outlined; inside the outlined
+    piece's box no pixel is the outline's crimson, and the underscore's pixels are dark."""
+    piece = page.locator(f"{HEADING_AWARE} .cbx-in", has_text="save_copy").first
+    piece.scroll_into_view_if_needed()
+    assert piece.evaluate("e => e.getClientRects().length") == 1
+    image = Image.open(io.BytesIO(piece.screenshot())).convert("RGB")
+    pixels = list(image.getdata())
+    crimson = [p for p in pixels if p[0] > 150 and p[1] < 80 and 60 < p[2] < 130]
+    assert not crimson, f"{len(crimson)} outline pixels inside the piece"
+    # The underscore: a dark pixel in the lower third of the box, under `save_copy`.
+    width, height = image.size
+    offset = piece.evaluate(
+        "e => { const r = document.createRange(); const t = e.firstChild;"
+        " const i = t.textContent.indexOf('_'); r.setStart(t, i); r.setEnd(t, i + 1);"
+        " const a = r.getBoundingClientRect(), b = e.getBoundingClientRect();"
+        " return [a.left - b.left, a.right - b.left]; }"
+    )
+    left, right = round(offset[0]), round(offset[1])
+    lower = [
+        image.getpixel((x, y))
+        for x in range(max(left, 0), min(right, width))
+        for y in range(height * 2 // 3, height)
+    ]
+    assert any(max(p) < 150 for p in lower), "the underscore is not drawn"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import re
+from itertools import pairwise
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,6 +18,7 @@ from explorer.manifest import SpanCheck
 from explorer.pipeline import run_column
 from explorer.render import (
     MAX_DRAWN_PIECES,
+    STYLE,
     containment_rows,
     highlights,
     render_text,
@@ -47,9 +49,8 @@ def doc(text: str) -> DocumentRecord:
 
 
 def visible_text(markup: str) -> str:
-    """What a browser shows: tags dropped, entities decoded, badges and labels removed."""
-    markup = re.sub(r'<span class="cbx-n">\d+</span>', "", markup)
-    markup = re.sub(r'<span class="cbx-hl"[^>]*><bdi>[^<]*</bdi></span>', "", markup)
+    """The view's text: tags dropped, entities decoded (badges and labels are drawn from
+    attributes, so they are no text)."""
     return html.unescape(TAG.sub("", markup))
 
 
@@ -66,6 +67,7 @@ def test_every_character_is_drawn_exactly_once(body: str, policy: str, size: int
     markup = render_text(text, chunks, [])
     assert visible_text(markup) == text
     assert markup.count('class="cbx-n"') == len(chunks)
+    assert "\n" not in markup  # st.html would dedent and strip the lines it is given
 
 
 def test_document_text_is_escaped_everywhere() -> None:
@@ -105,7 +107,7 @@ def test_spans_are_outlined_and_labelled_at_their_start() -> None:
     markup = render_text(text, chunks, marks)
     # Windows are [4, 8) and [8, 12): the span [6, 9) is outlined in two pieces.
     assert markup.count("cbx-in") == 2
-    assert 'title="span &#x27;q&#x27; of check &#x27;c&#x27;"><bdi>q</bdi></span>' in markup
+    assert 'title="span &#x27;q&#x27; of check &#x27;c&#x27;" data-l="q"></span>' in markup
 
 
 def test_containment_rows_say_where_spans_lie() -> None:
@@ -165,7 +167,29 @@ def test_bidi_controls_in_labels_and_ids_reverse_only_themselves() -> None:
     result, index = built([doc(text)], resolved, make_config("paragraph"))
     markup = render_view(text, "d", result, index, highlights(resolved, "d"))
     assert "✓ <bdi>c\u202e1</bdi>: together" in markup
-    assert "><bdi>x\u202ey</bdi></span>" in markup
+    assert 'data-l="x\u202ey"></span>' in markup  # drawn by .cbx-hl::before, isolated
+    assert ".cbx-hl::before{content:attr(data-l);unicode-bidi:isolate;" in STYLE
     assert 'title="span &#x27;x\\u202ey&#x27; of check &#x27;c\\u202e1&#x27;"' in markup
     assert ">abc</span>" in markup  # the piece without an override is left alone
-    assert '"><bdi> \u202edef\n</bdi></span>' in markup
+    assert '"><bdi> \u202edef&#10;</bdi></span>' in markup
+
+
+def test_whitespace_only_lines_survive_streamlits_dedent_and_strip() -> None:
+    from streamlit.string_util import clean_text  # what st.html does to its body
+
+    text = "# T\n\n  \t\nword\n    \n\tindented\n   \n"
+    chunks = build_index([doc(text)], make_config("fixed-char", 5))["chunks"]
+    markup = render_text(text, chunks, [])
+    assert visible_text(clean_text(markup)) == text
+
+
+def test_overlapping_chunks_are_all_badged_and_their_repeated_part_marked() -> None:
+    text = "# T\n\n" + "word " * 40 + "\n"
+    config = make_config("fixed-char", 40, overlap=10)
+    chunks = build_index([doc(text)], config)["chunks"]
+    assert any(b["start"] < a["end"] for a, b in pairwise(chunks))
+    markup = render_text(text, chunks, [])
+    assert visible_text(markup) == text
+    for chunk in chunks:
+        assert f'data-n="{chunk["order"]}"' in markup
+    assert "cbx-ov" in markup
