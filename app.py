@@ -81,30 +81,44 @@ def load_cached(key: str, _load: Callable[[], LoadResult]) -> LoadResult:
 
 @st.cache_data(show_spinner="Chunking…", max_entries=6, ttl=CACHE_TTL)
 def column_cached(
-    key: str, checks: str, name: str, config: str, _documents: Sequence[DocumentRecord],
-    _checks: Sequence[ResolvedCheck], _config: ChunkConfig, _limits: Limits,
-) -> Column:  # fmt: skip
+    key: str,
+    checks: str,
+    name: str,
+    config: str,
+    _documents: Sequence[DocumentRecord],
+    _checks: Sequence[ResolvedCheck],
+    _config: ChunkConfig,
+    _limits: Limits,
+) -> Column:
     """One column, keyed by the documents', the checks' and the config's digests."""
     return run_column(name, _documents, _checks, _config, _limits)
 
 
 def cached_runner(key: str) -> ColumnRunner:
     def run(
-        name: str, documents: Sequence[DocumentRecord], checks: Sequence[ResolvedCheck],
-        config: ChunkConfig, limits: Limits,
-    ) -> Column:  # fmt: skip
+        name: str,
+        documents: Sequence[DocumentRecord],
+        checks: Sequence[ResolvedCheck],
+        config: ChunkConfig,
+        limits: Limits,
+    ) -> Column:
         digest = canonical_json(config.as_json())
-        return column_cached(key, checks_key(checks), name, digest, documents, checks, config,
-                             limits)  # fmt: skip
+        return column_cached(
+            key, checks_key(checks), name, digest, documents, checks, config, limits
+        )
 
     return run
 
 
 @st.cache_data(show_spinner="Drawing…", max_entries=6, ttl=CACHE_TTL)
 def view_cached(
-    index_id: str, checks: str, source_id: str, _text: str, _column: Column,
+    index_id: str,
+    checks: str,
+    source_id: str,
+    _text: str,
+    _column: Column,
     _checks: Sequence[ResolvedCheck],
-) -> str:  # fmt: skip
+) -> str:
     marks = highlights(_checks, source_id)
     return render_view(_text, source_id, _column.result, _column.index, marks)
 
@@ -156,20 +170,37 @@ def choose_source(
             key="upload",
         )
         if not uploads:
-            st.info("Upload a manifest and the files it lists (or one .zip) in the sidebar. "
-                    "Every file is checked against its SHA-256 before it is read.")  # fmt: skip
+            st.info(
+                "Upload a manifest and the files it lists (or one .zip) in the sidebar. "
+                "Every file is checked against its SHA-256 before it is read."
+            )
             return None
         bundle = bundle_from_uploads(uploads)
     else:
-        text = sidebar.text_area("Markdown, starting with a # heading", PASTE_EXAMPLE,
-                                 height=260, max_chars=MAX_PASTE_CHARS, key="paste")  # fmt: skip
+        text = sidebar.text_area(
+            "Markdown, starting with a # heading",
+            PASTE_EXAMPLE,
+            height=260,
+            max_chars=MAX_PASTE_CHARS,
+            key="paste",
+        )
         bundle = pasted_bundle(text)
-        sidebar.download_button("Download this manifest", manifest_json(bundle.manifest),
-                                "manifest.json", "application/json", key="dl_paste_manifest",
-                                on_click="ignore")  # fmt: skip
-        sidebar.download_button("Download manifest and text (.zip)", bundle_zip(bundle),
-                                "pasted.zip", "application/zip", key="dl_paste_zip",
-                                on_click="ignore")  # fmt: skip
+        sidebar.download_button(
+            "Download this manifest",
+            manifest_json(bundle.manifest),
+            "manifest.json",
+            "application/json",
+            key="dl_paste_manifest",
+            on_click="ignore",
+        )
+        sidebar.download_button(
+            "Download manifest and text (.zip)",
+            bundle_zip(bundle),
+            "pasted.zip",
+            "application/zip",
+            key="dl_paste_zip",
+            on_click="ignore",
+        )
     return bundle.key, bundle_loader(bundle), bundle.manifest
 
 
@@ -196,19 +227,24 @@ def span_form(text: str, source_id: str, taken: set[str], added: list[dict[str, 
         spans: list[dict[str, object]] = []
         for side, label in (("a", "first"), ("b", "second")):
             columns = st.columns([1, 3] if mode == "Quote" else [1, 1, 1])
-            span_label = columns[0].text_input(f"Span {side.upper()} label", label, MAX_NAME_CHARS,
-                                               key=f"check_{side}_label")  # fmt: skip
+            span_label = columns[0].text_input(
+                f"Span {side.upper()} label", label, MAX_NAME_CHARS, key=f"check_{side}_label"
+            )
             if mode == "Quote":
-                quote = columns[1].text_input(f"Span {side.upper()} quote (exact text, once)",
-                                              max_chars=MAX_QUOTE_CHARS,
-                                              key=f"check_{side}_quote")  # fmt: skip
+                quote = columns[1].text_input(
+                    f"Span {side.upper()} quote (exact text, once)",
+                    max_chars=MAX_QUOTE_CHARS,
+                    key=f"check_{side}_quote",
+                )
                 if quote:
                     spans.append({"label": span_label, "quote": quote})
             else:
-                start = columns[1].number_input(f"Span {side.upper()} start", min_value=0,
-                                                value=None, key=f"check_{side}_start")  # fmt: skip
-                end = columns[2].number_input(f"Span {side.upper()} end", min_value=0,
-                                              value=None, key=f"check_{side}_end")  # fmt: skip
+                start = columns[1].number_input(
+                    f"Span {side.upper()} start", min_value=0, value=None, key=f"check_{side}_start"
+                )
+                end = columns[2].number_input(
+                    f"Span {side.upper()} end", min_value=0, value=None, key=f"check_{side}_end"
+                )
                 if start is not None or end is not None:
                     spans.append({"label": span_label, "start": start, "end": end})
         if not st.form_submit_button("Add check"):
@@ -228,8 +264,10 @@ def show_checks(added: list[dict[str, object]], manifest_ids: Sequence[str]) -> 
         st.markdown("From the manifest: " + ", ".join(markdown_literal(i) for i in manifest_ids))
     for position, raw in enumerate(added):
         left, right = st.columns([5, 1])
-        left.markdown(f"Added here: {markdown_literal(str(raw['id']))} on "
-                      f"{markdown_literal(str(raw['source_id']))}")  # fmt: skip
+        left.markdown(
+            f"Added here: {markdown_literal(str(raw['id']))} on "
+            f"{markdown_literal(str(raw['source_id']))}"
+        )
         if right.button("Remove", key=f"remove_check_{position}"):
             del added[position]
             st.rerun()
@@ -244,22 +282,33 @@ def downloads(exploration: Exploration, document: DocumentRecord) -> None:
     for place, column in zip(places, exploration.columns, strict=False):
         name = file_name_part(column.name)
         place.download_button(
-            f"{column.name} chunk map", partial(chunk_map_json, document, column.config),
+            f"{column.name} chunk map",
+            partial(chunk_map_json, document, column.config),
             f"chunk-map-{name}-{file_name_part(document['source_id'])}.json",
-            "application/json", key=f"dl_map_{column.name}", on_click="ignore",
+            "application/json",
+            key=f"dl_map_{column.name}",
+            on_click="ignore",
             icon=":material/download:",
             help="Where each chunk of the chosen document lies, without its text.",
-        )  # fmt: skip
+        )
         place.download_button(
-            f"{column.name} index", partial(dump_json, column.index),
-            f"index-{name}.json", "application/json", key=f"dl_index_{column.name}",
-            on_click="ignore", icon=":material/download:",
-        )  # fmt: skip
+            f"{column.name} index",
+            partial(dump_json, column.index),
+            f"index-{name}.json",
+            "application/json",
+            key=f"dl_index_{column.name}",
+            on_click="ignore",
+            icon=":material/download:",
+        )
     places[-1].download_button(
-        "comparison report", partial(report_json, exploration),
-        "report.json", "application/json", key="dl_report", on_click="ignore",
+        "comparison report",
+        partial(report_json, exploration),
+        "report.json",
+        "application/json",
+        key="dl_report",
+        on_click="ignore",
         icon=":material/download:",
-    )  # fmt: skip
+    )
 
 
 def chunk_map_json(document: DocumentRecord, config: ChunkConfig) -> str:
@@ -325,8 +374,10 @@ def explore_page(key: str, manifest: Manifest, load: LoadResult, settings: Setti
     """The views of one document, the containment table, checks and downloads."""
     failed = load.failures
     if failed:
-        st.warning(f"{len(failed)} of {len(load.statuses)} documents failed to load; they are "
-                   "listed under Documents below, and the others can be explored.")  # fmt: skip
+        st.warning(
+            f"{len(failed)} of {len(load.statuses)} documents failed to load; they are "
+            "listed under Documents below, and the others can be explored."
+        )
     if not load.documents:
         st.table(markdown_rows(document_rows(load)))
         return
@@ -351,8 +402,11 @@ def explore_page(key: str, manifest: Manifest, load: LoadResult, settings: Setti
     text, marks_key = exploration.text(doc), checks_key(exploration.checks)
     for place, column in zip(st.columns(len(columns)), columns, strict=True):
         with place:
-            st.html(view_cached(column.result["index_id"], marks_key, doc, text, column,
-                                exploration.checks))  # fmt: skip
+            st.html(
+                view_cached(
+                    column.result["index_id"], marks_key, doc, text, column, exploration.checks
+                )
+            )
 
     st.subheader("Span checks")
     show_checks(added, [c.id for c in manifest.span_checks])

@@ -113,11 +113,15 @@ def _directory_size(data: bytes) -> tuple[int, int]:
 def _check_directory(data: bytes) -> None:
     entries, size = _directory_size(data)
     if entries > MAX_ENTRIES:
-        raise _refuse(f"the archive lists {entries:,} entries, more than the {MAX_ENTRIES:,} "
-                      f"an upload may hold")  # fmt: skip
+        raise _refuse(
+            f"the archive lists {entries:,} entries, more than the {MAX_ENTRIES:,} "
+            f"an upload may hold"
+        )
     if size > MAX_DIRECTORY_BYTES:
-        raise _refuse(f"the archive's table of contents takes {size:,} bytes, more than "
-                      f"{MAX_DIRECTORY_BYTES:,}")  # fmt: skip
+        raise _refuse(
+            f"the archive's table of contents takes {size:,} bytes, more than "
+            f"{MAX_DIRECTORY_BYTES:,}"
+        )
 
 
 def _refuse_duplicates(names: Sequence[str], what: str) -> None:
@@ -148,8 +152,9 @@ def bundle_from_zip(data: bytes) -> Bundle:
                 raise _refuse(f"the archive entry {info.filename!r} is a link")
             if info.flag_bits & 0x1:
                 raise _refuse(f"the archive entry {info.filename!r} is encrypted")
-        _refuse_duplicates([_entry_path(i.filename).as_posix() for i in entries],
-                           "the archive entry")  # fmt: skip
+        _refuse_duplicates(
+            [_entry_path(i.filename).as_posix() for i in entries], "the archive entry"
+        )
         manifests = sorted(
             (len(_entry_path(i.filename).parts), i.filename)
             for i in entries

@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 import explorer.pipeline as pipeline
 from explorer import ErrorCode, ExplorerError
+from explorer.store import SearchMode
 from tests.conftest import FIXTURE, MANIFEST, ROOT, golden_index, sha256_hex, zipped
 
 APP = str(ROOT / "app.py")
@@ -662,13 +663,13 @@ def test_ingest_the_bundled_fixture_and_search_it() -> None:
     assert [s.value for s in at.success] == [
         "run 1: added 2, updated 0, unchanged 0, failed 0, deleted 0"
     ]
-    runs = next(t for t in at.table if "Unchanged" in t.value.columns).value.to_dict("records")
+    runs = table_rows(next(t for t in at.table if "Unchanged" in t.value.columns))
     assert runs[0]["Documents"] == "0 → 2"
     at.button(key="ingest").click().run()
     assert "unchanged 2" in at.success[0].value
     assert at.selectbox(key="tenant").options == ["default"]
     at.text_input(key="query").set_value("save_copy refuses").run()
-    hits = next(t for t in at.table if "Snippet" in t.value.columns).value.to_dict("records")
+    hits = table_rows(next(t for t in at.table if "Snippet" in t.value.columns))
     assert hits[0]["Source"] == "aster-copy-v1"
 
 
@@ -682,14 +683,14 @@ def test_an_update_and_a_deletion_show_in_runs_search_and_receipts(
     at.file_uploader(key="upload").set_value(library_files("manifest-run2.json")).run()
     at.button(key="ingest").click().run()
     assert at.success[0].value == "run 2: added 0, updated 1, unchanged 4, failed 0, deleted 1"
-    receipts = next(t for t in at.table if "retention" in t.value.columns).value.to_dict("records")
+    receipts = table_rows(next(t for t in at.table if "retention" in t.value.columns))
     assert [r["source_id"] for r in receipts] == ["contact"]
     at.selectbox(key="tenant").set_value("acme")
     at.text_input(key="query").set_value("support hours escalation").run()
-    tables = [t.value for t in at.table if "Snippet" in t.value.columns]
-    assert all("contact" not in set(t["Source"]) for t in tables)
+    tables = [table_rows(t) for t in at.table if "Snippet" in t.value.columns]
+    assert all("contact" not in {r["Source"] for r in t} for t in tables)
     at.text_input(key="query").set_value("refund within days").run()
-    hits = next(t for t in at.table if "Snippet" in t.value.columns).value.to_dict("records")
+    hits = table_rows(next(t for t in at.table if "Snippet" in t.value.columns))
     assert hits[0]["Source"] == "refund-policy" and hits[0]["Version"] == "2"
 
 
@@ -699,3 +700,27 @@ def test_a_corrupt_index_file_is_reported(private_index: Path) -> None:
     assert any("invalid_store" in e for e in errors(at))
     at.button(key="ingest").click().run()
     assert any("invalid_store" in e for e in errors(at))
+
+
+def test_a_search_hit_snippet_is_shown_as_text_not_markdown() -> None:
+    at = start()
+    at.radio(key="source").set_value(PASTE).run()
+    at.text_area(key="paste").set_value(
+        "# Evil\n\nSee ![p](http://evil.example/p.png) for the pixel.\n"
+    ).run()
+    at.button(key="ingest").click().run()
+    at.text_input(key="query").set_value("pixel").run()
+    table = next(t for t in at.table if "Snippet" in t.value.columns)
+    cell = table.value.to_dict("records")[0]["Snippet"]
+    assert "![p](" not in cell  # every bracket escaped, the URL's colon a reference
+    assert "![p](http://evil.example/p.png)" in shown(cell)
+    html = MARKDOWN.render(cell)
+    assert "<img" not in html and "<a " not in html
+
+
+def test_no_hit_names_the_tenant_as_text() -> None:
+    at = start()
+    at.button(key="ingest").click().run()
+    at.radio(key="search_mode").set_value(SearchMode.BM25)
+    at.text_input(key="query").set_value("zzzzqqqq").run()
+    assert [shown(i.value) for i in at.info] == ["No active chunk of tenant 'default' matches."]

@@ -20,6 +20,7 @@ from pathlib import Path
 import streamlit as st
 
 from explorer import ErrorCode, ExplorerError, LoadResult, Manifest, Settings
+from explorer.display import markdown_literal, markdown_rows
 from explorer.embedding import DEFAULT_EMBEDDER, load_embedder
 from explorer.store import SearchMode, Store
 
@@ -102,15 +103,21 @@ def index_page(manifest: Manifest, load: LoadResult, explored: Settings) -> None
         + ("" if settings.allow_deletions else " Deletions are turned off on this server.")
     )
     config = explored.config_for(INGEST_POLICY)  # at the size the views show
-    if st.button(f"Ingest these documents as a run ({config.label()})",
-                 key="ingest", type="primary"):  # fmt: skip
+    if st.button(
+        f"Ingest these documents as a run ({config.label()})", key="ingest", type="primary"
+    ):
         try:
             embedder = load_embedder(DEFAULT_EMBEDDER)
             with Store(db) as store:
                 summary = store.ingest(
-                    manifest, load, config, embedder=embedder, on_wait=st.info,
-                    tenants=settings.tenants, allow_deletions=settings.allow_deletions,
-                )  # fmt: skip
+                    manifest,
+                    load,
+                    config,
+                    embedder=embedder,
+                    on_wait=st.info,
+                    tenants=settings.tenants,
+                    allow_deletions=settings.allow_deletions,
+                )
             st.success(summary.line())
             st.caption(summary.vectors_line())
         except ExplorerError as error:
@@ -139,11 +146,11 @@ MODE_HELP = {
 def show_index(store: Store, may_see: Callable[[str], bool]) -> None:
     st.subheader("Runs: before and after")
     st.caption("Vectors: computed by the embedder in that run, and reused from the cache.")
-    st.table([run.cells() for run in store.history()])
+    st.table(markdown_rows([run.cells() for run in store.history()]))
     failures = [f.cells() for f in store.failures() if may_see(f.tenant)]
     if failures:
         st.caption("Documents a run did not write (their previous version stayed served):")
-        st.table(failures)
+        st.table(markdown_rows(failures))
     st.subheader("Search the active versions")
     tenants = [tenant for tenant in store.tenants() if may_see(tenant)]
     if tenants:
@@ -151,24 +158,32 @@ def show_index(store: Store, may_see: Callable[[str], bool]) -> None:
         tenant = left.selectbox("Tenant", tenants, key="tenant")
         query = middle.text_input("Query", key="query")
         k = right.number_input("Hits", 1, 50, 5, key="hits")
-        mode = st.radio(
-            "Search mode", list(SearchMode), format_func=MODE_HELP.__getitem__,
-            horizontal=True, key="search_mode",
-        ) or SearchMode.HYBRID  # fmt: skip
+        mode = (
+            st.radio(
+                "Search mode",
+                list(SearchMode),
+                format_func=MODE_HELP.__getitem__,
+                horizontal=True,
+                key="search_mode",
+            )
+            or SearchMode.HYBRID
+        )
         if query:
             embedder = None if mode is SearchMode.BM25 else load_embedder(DEFAULT_EMBEDDER)
             hits = store.search(query, tenant, int(k), mode, embedder)
             if hits:
-                st.caption(f"{mode.value}: each hit cites its source, version, lines, "
-                           "[start, end) and section")  # fmt: skip
-                st.table([hit.cells() for hit in hits])
+                st.caption(
+                    f"{mode.value}: each hit cites its source, version, lines, "
+                    "[start, end) and section"
+                )
+                st.table(markdown_rows([hit.cells() for hit in hits]))
             else:
-                st.info(f"No active chunk of tenant {tenant!r} matches.")
+                st.info(f"No active chunk of tenant {markdown_literal(repr(tenant))} matches.")
     else:
         st.caption("No tenant of this index is open to this session.")
     st.subheader("Deletion receipts")
     receipts = [r.cells() for r in store.receipts() if may_see(r.tenant)]
     if receipts:
-        st.table(receipts)
+        st.table(markdown_rows(receipts))
     else:
         st.caption("No document has been deleted.")
