@@ -286,7 +286,7 @@ def test_an_outline_never_covers_a_glyph(page: Page) -> None:
     piece.scroll_into_view_if_needed()
     assert piece.evaluate("e => e.getClientRects().length") == 1
     image = Image.open(io.BytesIO(piece.screenshot())).convert("RGB")
-    pixels = list(image.getdata())
+    pixels: list[tuple[int, int, int]] = list(image.getdata())
     crimson = [p for p in pixels if p[0] > 150 and p[1] < 80 and 60 < p[2] < 130]
     assert not crimson, f"{len(crimson)} outline pixels inside the piece"
     # The underscore: a dark pixel in the lower third of the box, under `save_copy`.
@@ -299,7 +299,7 @@ def test_an_outline_never_covers_a_glyph(page: Page) -> None:
     )
     left, right = round(offset[0]), round(offset[1])
     lower = [
-        image.getpixel((x, y))
+        pixels[y * width + x]
         for x in range(max(left, 0), min(right, width))
         for y in range(height * 2 // 3, height)
     ]
