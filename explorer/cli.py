@@ -7,6 +7,7 @@ Exit 0 on success, 1 when `validate` refuses, 2 for any other error, always with
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import stat
 import sys
@@ -14,11 +15,11 @@ import tempfile
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import NoReturn, TextIO, cast
 from urllib.parse import quote
 
 from .chunk_map import LOGICAL_FILE, build_chunk_map, check_against, decode_chunk_map
-from .config import DEFAULT_GRAMMAR, ChunkConfig
+from .config import DEFAULT_GRAMMAR, ChunkConfig, ParameterValue
 from .embedding import DEFAULT_EMBEDDER, load_embedder
 from .errors import ErrorCode, ExplorerError, io_error
 from .evaluate import (
@@ -32,6 +33,7 @@ from .evaluate import (
     sweep_columns,
 )
 from .grammars import GRAMMARS, V1_GRAMMAR, Grammar, grammar_for
+from .imports import MAX_CHUNK_FILE_BYTES, ChunkFile, place
 from .index import write_index
 from .jsonio import dump_json
 from .limits import (
@@ -53,7 +55,7 @@ from .loading import (
 )
 from .manifest import Manifest, parse_manifest, require_unique_source_ids
 from .pipeline import Settings, write_comparison
-from .policies import POLICIES, make_config, parse_config
+from .policies import LIBRARY_POLICIES, POLICIES, make_config, parse_config
 from .store import DEFAULT_DB, Failure, Receipt, RunRow, SearchMode, Store
 from .store.wire import history_output, ingest_output, search_output
 from .validate import check_against_sources, validate_index_bytes
@@ -118,8 +120,9 @@ def _limit_options(sub: argparse.ArgumentParser) -> None:
     )
 
 
-class _Policy(argparse.Action):
-    """`--policy NAME` starts a column; the size options after it describe that column."""
+class _ColumnOption(argparse.Action):
+    """`--policy NAME` starts a column; a size option describes the column named by the
+    `--policy` before it (or after it, when the size comes first)."""
 
     def __call__(
         self,
@@ -129,16 +132,19 @@ class _Policy(argparse.Action):
         *_: object,
     ) -> None:
         columns: list[dict[str, object]] = list(getattr(namespace, "columns", None) or [])
-        if columns and "policy" not in columns[-1]:
-            columns[-1]["policy"] = value  # size options came first: they are this one's
-        else:
-            columns.append({"policy": value})
+        starts = self.dest == "policy" and (not columns or "policy" in columns[-1])
+        if starts or not columns:
+            columns.append({})
+        if self.dest in columns[-1]:
+            parser.error(f"{self.option_strings[0]} is given twice for one policy")
+        columns[-1][self.dest] = value
         namespace.columns = columns
 
 
-class _SizeOption(argparse.Action):
-    """A size option of the column named by the `--policy` before it (or after it, when
-    it comes first)."""
+class _Parameter(argparse.Action):
+    """`--param KEY=VALUE`, repeatable: a library's keyword for the live column named by
+    the `--policy` before it. VALUE is JSON (`true`, `24`, `["\\n\\n", "\\n"]`) or else
+    a plain string."""
 
     def __call__(
         self,
@@ -150,47 +156,61 @@ class _SizeOption(argparse.Action):
         columns: list[dict[str, object]] = list(getattr(namespace, "columns", None) or [])
         if not columns:
             columns.append({})
-        if self.dest in columns[-1]:
-            parser.error(f"{self.option_strings[0]} is given twice for one policy")
-        columns[-1][self.dest] = value
+        key, equals, raw = str(value).partition("=")
+        if not key or not equals:
+            parser.error(f"--param takes KEY=VALUE, not {str(value)[:40]!r}")
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            parsed = raw
+        parameters = columns[-1].setdefault("parameters", {})
+        assert isinstance(parameters, dict)
+        parameters[key] = parsed
         namespace.columns = columns
 
 
 def _column_options(sub: argparse.ArgumentParser, repeatable: bool) -> None:
     """The one way every command names a policy and its size."""
-    known = ", ".join(POLICIES)
+    known = ", ".join([*POLICIES, *LIBRARY_POLICIES])
     sub.add_argument(
         "--policy",
-        action=_Policy,
-        choices=list(POLICIES),
+        action=_ColumnOption,
+        choices=[*POLICIES, *LIBRARY_POLICIES],
         dest="policy",
         help=f"{known}; repeat it to compare several" if repeatable else known,
     )
     sub.add_argument(
         "--max-chars",
-        action=_SizeOption,
+        action=_ColumnOption,
         type=int,  # a config out of range is refused as unsupported_chunk_config
         help="the size of the policy named before it, in characters",
     )
     sub.add_argument(
         "--max-tokens",
-        action=_SizeOption,
+        action=_ColumnOption,
         type=int,
         help="instead of --max-chars: the size in cl100k_base tokens (counted offline)",
     )
     sub.add_argument(
         "--overlap",
-        action=_SizeOption,
+        action=_ColumnOption,
         type=int,
         help="how much of a chunk the next one of its section repeats, in the size's unit "
         "(fixed-char and heading-aware; default 0)",
     )
     sub.add_argument(
         "--grammar",
-        action=_SizeOption,
+        action=_ColumnOption,
         choices=list(GRAMMARS),
         help="v1 (default: '#' headings, blank lines) or markdown (CommonMark blocks; "
         "a document needs no leading heading)",
+    )
+    sub.add_argument(
+        "--param",
+        action=_Parameter,
+        metavar="KEY=VALUE",
+        help="a keyword of the library a live column calls (e.g. langchain-recursive's "
+        "separators), as JSON or a string; repeat it for several",
     )
     sub.set_defaults(columns=None)
 
@@ -208,6 +228,7 @@ def _configs(args: argparse.Namespace) -> list[ChunkConfig]:
                 max_tokens=_int_or_none(column.get("max_tokens")),
                 overlap=_int_or_none(column.get("overlap")) or 0,
                 grammar=str(column.get("grammar", DEFAULT_GRAMMAR)),
+                parameters=cast("dict[str, ParameterValue] | None", column.get("parameters")),
             )
         )
     return configs
@@ -238,7 +259,32 @@ def _settings(args: argparse.Namespace) -> Settings:
             "give sizes with --max-chars after each --policy, or in short with "
             "--fixed-chars and --target-chars, not both",
         )
-    return Settings(tuple(configs)) if configs else Settings.from_sizes(given)
+    settings = Settings.from_sizes(given) if not configs else None
+    return Settings(settings.configs if settings else tuple(configs), _chunk_files(args))
+
+
+def _chunk_files(args: argparse.Namespace) -> tuple[ChunkFile, ...]:
+    """The `--chunks NAME=FILE` columns, read (each at most `MAX_CHUNK_FILE_BYTES`)."""
+    files = []
+    for given in args.chunks:
+        name, equals, path = given.partition("=")
+        if not equals or not path:
+            raise ExplorerError(ErrorCode.USAGE, f"--chunks takes NAME=FILE, not {given[:60]!r}")
+        data = _read(Path(path), "chunk file", MAX_CHUNK_FILE_BYTES)
+        files.append(ChunkFile(name, data, skip_failed=args.skip_failed))
+    return tuple(files)
+
+
+def _chunk_options(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--chunks",
+        action="append",
+        default=[],
+        metavar="NAME=FILE",
+        help="another pipeline's chunks as a column NAME: a JSON list or JSON Lines of "
+        "LangChain Documents, LlamaIndex nodes, Chonkie chunks or {source_id, text, start, "
+        "end}; --skip-failed leaves out chunks that cannot be placed",
+    )
 
 
 def _limits(args: argparse.Namespace) -> Limits:
@@ -267,11 +313,13 @@ def _parser() -> argparse.ArgumentParser:
 
     comp = with_manifest("compare", "Build every policy's index and run the span checks.")
     _column_options(comp, repeatable=True)
+    _chunk_options(comp)
     comp.add_argument("--fixed-chars", type=int, help="in short: fixed-char's max_chars (80)")
     comp.add_argument("--target-chars", type=int, help="in short: heading-aware's max_chars (220)")
 
-    one = with_manifest("index", "Build one policy's index.")
+    one = with_manifest("index", "Build one policy's index, or a chunk file's (--chunks).")
     _column_options(one, repeatable=False)
+    _chunk_options(one)
 
     check = commands.add_parser("validate", help="Check an index file; exit 1 if refused.")
     check.add_argument("file", type=Path)
@@ -333,14 +381,16 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _read(path: Path, what: str) -> bytes:
+def _read(path: Path, what: str, limit: int = MAX_INPUT_FILE_BYTES) -> bytes:
     try:
         with path.open("rb") as handle:
-            data = read_at_most(handle, MAX_INPUT_FILE_BYTES)
+            data = read_at_most(handle, limit)
     except OSError as error:
         raise io_error(f"read {what}", path, error) from None
     if data is None:
-        raise ExplorerError(ErrorCode.IO_ERROR, f"{what} {str(path)!r} is larger than 512 MiB")
+        raise ExplorerError(
+            ErrorCode.IO_ERROR, f"{what} {str(path)!r} is larger than {limit // 2**20} MiB"
+        )
     return data
 
 
@@ -510,17 +560,36 @@ def _existing_store(path: Path) -> Store:
 
 def _compare(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     manifest, load = _load(args, stderr)
+    settings = _settings(args)
+    notes = partial(_print_notes, stderr)
     produce = partial(
-        write_comparison, load, manifest.span_checks, _settings(args), limits=_limits(args)
+        write_comparison, load, manifest.span_checks, settings, limits=_limits(args), notes=notes
     )
     _emit(produce, args.out, stdout)
     return 0
 
 
+def _print_notes(stderr: TextIO, name: str, notes: Sequence[str]) -> None:
+    """What placing a chunk file's chunks had to say, as the report says it too."""
+    for note in notes:
+        print(f"note: {name}: {note}", file=stderr)
+
+
 def _index(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    config = _one_config(args)
-    _, load = _load(args, stderr, grammar_for(config))
-    write = partial(write_index, load.documents, config, limits=_limits(args))
+    chunk_files = _chunk_files(args)
+    if chunk_files:
+        if len(chunk_files) > 1 or args.columns:
+            raise ExplorerError(
+                ErrorCode.USAGE, "index takes one --policy or one --chunks (see --help)"
+            )
+        _, load = _load(args, stderr)
+        placement = place(chunk_files[0], load.documents, _limits(args))
+        _print_notes(stderr, chunk_files[0].name, placement.notes)
+        config, given = placement.config, placement.spans
+    else:
+        config, given = _one_config(args), None
+        _, load = _load(args, stderr, grammar_for(config))
+    write = partial(write_index, load.documents, config, limits=_limits(args), given=given)
     _emit(write, args.out, stdout)
     return 0
 
@@ -558,9 +627,9 @@ def _ingest(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         return 0
     print(summary.line(), file=stdout)
     print(summary.vectors_line(), file=stdout)
-    for tenant, source_id, status, detail in statuses:
-        if status == "embedding_failed":  # load failures were warned about already
-            print(f"warning: {status}: {tenant}/{source_id}: {detail}", file=stderr)
+    for row in statuses:
+        if row.status is ErrorCode.EMBEDDING_FAILED:  # load failures were warned about already
+            print(f"warning: {row.status}: {row.tenant}/{row.source_id}: {row.detail}", file=stderr)
     return 0
 
 

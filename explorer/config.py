@@ -16,8 +16,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
+from .digests import canonical_bytes
 from .errors import ErrorCode, ExplorerError
-from .models import StrictModel, VersionOne
+from .models import Hex64, PlainText, StrictModel, VersionOne
 
 MAX_CHARS_LIMIT = 1_000_000
 MAX_TOKENS_LIMIT = 1_000_000
@@ -27,10 +28,30 @@ DEFAULT_UNIT = "chars"
 Size = Annotated[int, Field(ge=1, le=MAX_CHARS_LIMIT)]
 TokenSize = Annotated[int, Field(ge=1, le=MAX_TOKENS_LIMIT)]
 # Keys that may be left out but never given as null (null would be a second spelling).
-_NEVER_NULL = ("grammar", "unit", "tokenizer", "max_tokens", "overlap")
+_NEVER_NULL = ("grammar", "unit", "tokenizer", "max_tokens", "overlap", "library", "chunk_file")
 _TOKEN_KEYS = ("unit", "tokenizer", "max_tokens")
 
-ConfigJson = dict[str, str | int | None]
+# A library's keyword argument, as JSON without floats (ids hash configs as integers).
+ParameterValue = str | int | bool | list[str] | list[list[str]]
+ConfigJson = dict[str, str | int | dict[str, object] | None]
+ChunkFileShape = Literal["langchain", "llamaindex", "chonkie", "plain"]
+
+
+class Library(StrictModel):
+    """The library a live column calls (docs/contract.md §5c): its distribution's name and
+    version, and every keyword it is called with besides the size and overlap."""
+
+    name: PlainText
+    version: PlainText
+    parameters: dict[str, ParameterValue]
+
+
+class ChunkFile(StrictModel):
+    """Where an imported column's chunks come from (docs/contract.md §5c): the SHA-256 of
+    the file's bytes and the shape it was read as."""
+
+    sha256: Hex64
+    shape: ChunkFileShape
 
 
 def _schema(schema: dict[str, Any]) -> None:
@@ -70,6 +91,12 @@ class ChunkConfig(StrictModel):
     max_chars: Size | None = None
     max_tokens: TokenSize | None = None
     overlap: Size | None = None
+    library: Library | None = None
+    chunk_file: ChunkFile | None = None
+
+    def __hash__(self) -> int:
+        # Settings hold configs in sets; a library's parameters are a dict.
+        return hash(canonical_bytes(self.as_json()))
 
     @model_validator(mode="before")
     @classmethod
@@ -115,6 +142,10 @@ class ChunkConfig(StrictModel):
             out["max_chars"] = self.max_chars
         if self.overlap is not None:
             out["overlap"] = self.overlap
+        if self.library is not None:
+            out["library"] = self.library.model_dump()
+        if self.chunk_file is not None:
+            out["chunk_file"] = self.chunk_file.model_dump()
         return out
 
     @property

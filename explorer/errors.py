@@ -28,6 +28,9 @@ class ErrorCode(StrEnum):
     UNSUPPORTED_CHUNK_CONFIG = "unsupported_chunk_config"
     INVALID_CHUNK_INDEX = "invalid_chunk_index"
     INVALID_CHUNK_MAP = "invalid_chunk_map"
+    # Imported chunk files (docs/contract.md §5c)
+    INVALID_CHUNK_FILE = "invalid_chunk_file"
+    CHUNK_NOT_FOUND = "chunk_not_found"
     # Limits: a request that asks for more work than allowed (explorer/limits.py)
     TOO_MANY_CHUNKS = "too_many_chunks"
     TOO_MANY_SPAN_CHECKS = "too_many_span_checks"

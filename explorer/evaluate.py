@@ -26,7 +26,7 @@ from pydantic import ConfigDict, Field, TypeAdapter, model_validator
 from typing_extensions import TypedDict
 
 from .checks import resolve_span
-from .config import ChunkConfig
+from .config import ChunkConfig, ConfigJson
 from .digests import digest
 from .errors import ErrorCode, ExplorerError
 from .index import ChunkRecord, build_index
@@ -409,7 +409,7 @@ class Summary(TypedDict):
 @strict_shape
 class PolicyEvaluation(TypedDict):
     name: str
-    config: dict[str, str | int | None]
+    config: ConfigJson
     index_id: str
     summary: Summary
     questions: list[QuestionResult]

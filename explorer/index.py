@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from hashlib import sha256
 from typing import Annotated, Final, Literal, NamedTuple
 
@@ -15,7 +16,8 @@ from .config import ChunkConfig, ConfigJson
 from .digests import canonical_bytes
 from .documents import DocumentRecord
 from .errors import ErrorCode, ExplorerError
-from .grammars import grammar_for
+from .grammar import Span
+from .grammars import GrammarSection, grammar_for
 from .limits import (
     DEFAULT_LIMITS,
     Limits,
@@ -23,7 +25,7 @@ from .limits import (
     require_chunks_per_index,
 )
 from .models import Count, Hex64, LineNumber, NonEmpty, PlainText, VersionOne, strict_shape
-from .policies import policy_for
+from .policies import DocumentPolicy, policy_for
 
 SCHEMA_VERSION = 1
 EXECUTION_MODE: Final = "offline-synthetic-source-processing"
@@ -103,15 +105,44 @@ def _id_prefix(config: ChunkConfig) -> bytes:
     return b'{"config":' + canonical_bytes(config.as_json()) + b","
 
 
+# Spans placed by something other than the policy, by source_id: an imported chunk
+# file's (explorer/imports.py), or an index's own when it is validated.
+GivenSpans = Mapping[str, Sequence[Span]]
+
+
+def _placed(
+    text: str, config: ChunkConfig, given: Sequence[Span] | None
+) -> Iterator[tuple[GrammarSection, Span]]:
+    """Each span with its section. A policy of ours cuts section by section; spans of a
+    whole document (given, or a library's) each belong to the section their start lies
+    in, its heading line included (docs/contract.md §5c)."""
+    sections = grammar_for(config).sections(text)
+    spans = given
+    if spans is None:
+        policy = policy_for(config)
+        if not isinstance(policy, DocumentPolicy):
+            for section in sections:
+                for span in policy.spans(text, section, config):
+                    yield section, span
+            return
+        spans = policy.document_spans(text, config)
+    if not sections:
+        return
+    heading_starts = [section.heading_start for section in sections]
+    for span in spans:
+        yield sections[max(bisect_right(heading_starts, span[0]) - 1, 0)], span
+
+
 def chunk_stream(
     document: DocumentRecord,
     config: ChunkConfig,
     id_prefix: bytes,
     limits: Limits = DEFAULT_LIMITS,
+    given: Sequence[Span] | None = None,
 ) -> Iterator[tuple[ChunkRecord, bytes]]:
     """One document's chunk records in order, each with its canonical JSON, one at a
-    time: a caller that compares or writes them need not hold them all."""
-    policy = policy_for(config)
+    time: a caller that compares or writes them need not hold them all. `given` places
+    the chunks instead of the config's policy (an imported chunk file's spans)."""
     id_hash = sha256(id_prefix)
     text = document["text"]
     source_id = document["source_id"]
@@ -120,59 +151,64 @@ def chunk_stream(
     head = b'"document_revision":' + _string(revision) + b',"end":'
     source = b',"source_id":' + _string(source_id) + b',"start":'
     tail = b',"version":' + _string(version) + b"}"
-    order = 0
     # Line numbers by a cursor: spans come in document order, so counting newlines costs
     # one pass over the text, not one scan from the top per chunk. With overlap a chunk
     # may start before the previous one ends (never before it starts): the cursor then
     # steps back over the overlap only.
     line, line_offset = 1, 0
-    for section in grammar_for(config).sections(text):
-        sid = section_id(revision, section.heading_start)
-        title = section.title
-        middle = b',"section_id":"%b","section_title":%b%b' % (sid.encode(), _string(title), source)
-        for start, end in policy.spans(text, section, config):
-            require_chunks_per_document(source_id, order + 1, limits)
-            piece = text[start:end]
-            piece_sha = sha256(piece.encode()).hexdigest()
-            if start >= line_offset:
-                line += text.count("\n", line_offset, start)
-            else:
-                line -= text.count("\n", start, line_offset)
-            start_line = line
-            line += text.count("\n", start, end - 1)
-            line_offset = end - 1
-            fields = _FIELDS % (
-                head,
-                end,
-                line,
-                order,
-                middle,
-                start,
-                start_line,
-                _string(piece),
-                piece_sha.encode(),
-                tail,
+    current: GrammarSection | None = None
+    sid, title, middle = "", "", b""
+    for order, (section, (start, end)) in enumerate(_placed(text, config, given)):
+        if section is not current:
+            current = section
+            sid = section_id(revision, section.heading_start)
+            title = section.title
+            middle = b',"section_id":"%b","section_title":%b%b' % (
+                sid.encode(),
+                _string(title),
+                source,
             )
-            chunk_hash = id_hash.copy()
-            chunk_hash.update(fields)
-            chunk_id = chunk_hash.hexdigest()
-            record: ChunkRecord = {
-                "chunk_id": chunk_id,
-                "source_id": source_id,
-                "version": version,
-                "document_revision": revision,
-                "section_id": sid,
-                "section_title": title,
-                "order": order,
-                "start": start,
-                "end": end,
-                "start_line": start_line,
-                "end_line": line,
-                "text": piece,
-                "text_sha256": piece_sha,
-            }
-            yield record, b'{"chunk_id":"%b",%b' % (chunk_id.encode(), fields)
-            order += 1
+        require_chunks_per_document(source_id, order + 1, limits)
+        piece = text[start:end]
+        piece_sha = sha256(piece.encode()).hexdigest()
+        if start >= line_offset:
+            line += text.count("\n", line_offset, start)
+        else:
+            line -= text.count("\n", start, line_offset)
+        start_line = line
+        line += text.count("\n", start, end - 1)
+        line_offset = end - 1
+        fields = _FIELDS % (
+            head,
+            end,
+            line,
+            order,
+            middle,
+            start,
+            start_line,
+            _string(piece),
+            piece_sha.encode(),
+            tail,
+        )
+        chunk_hash = id_hash.copy()
+        chunk_hash.update(fields)
+        chunk_id = chunk_hash.hexdigest()
+        record: ChunkRecord = {
+            "chunk_id": chunk_id,
+            "source_id": source_id,
+            "version": version,
+            "document_revision": revision,
+            "section_id": sid,
+            "section_title": title,
+            "order": order,
+            "start": start,
+            "end": end,
+            "start_line": start_line,
+            "end_line": line,
+            "text": piece,
+            "text_sha256": piece_sha,
+        }
+        yield record, b'{"chunk_id":"%b",%b' % (chunk_id.encode(), fields)
 
 
 def _encoded_chunks(
@@ -180,11 +216,13 @@ def _encoded_chunks(
     config: ChunkConfig,
     id_prefix: bytes,
     limits: Limits = DEFAULT_LIMITS,
+    given: GivenSpans | None = None,
 ) -> tuple[list[ChunkRecord], list[bytes]]:
     """One document's chunk records, and each record's canonical JSON."""
     records: list[ChunkRecord] = []
     encoded: list[bytes] = []
-    for record, fields in chunk_stream(document, config, id_prefix, limits):
+    spans = None if given is None else given.get(document["source_id"], ())
+    for record, fields in chunk_stream(document, config, id_prefix, limits, spans):
         records.append(record)
         encoded.append(fields)
     return records, encoded
@@ -213,10 +251,13 @@ def index_id_tail(config: ChunkConfig, documents: list[DocumentRecord]) -> bytes
 
 
 def build_index(
-    documents: Iterable[DocumentRecord], config: ChunkConfig, limits: Limits = DEFAULT_LIMITS
+    documents: Iterable[DocumentRecord],
+    config: ChunkConfig,
+    limits: Limits = DEFAULT_LIMITS,
+    given: GivenSpans | None = None,
 ) -> Index:
     """Documents sorted by `source_id`, their chunks in that order, and an `index_id`
-    that binds all of it."""
+    that binds all of it. `given` places the chunks of an imported chunk file."""
     ordered = sorted(documents, key=lambda d: d["source_id"])
     if not ordered:
         raise ExplorerError(
@@ -227,7 +268,7 @@ def build_index(
     encoded: list[bytes] = []
     id_prefix = _id_prefix(config)
     for document in ordered:
-        records, parts = _encoded_chunks(document, config, id_prefix, limits)
+        records, parts = _encoded_chunks(document, config, id_prefix, limits, given)
         chunks.extend(records)
         encoded.extend(parts)
         require_chunks_per_index(len(chunks), limits)
@@ -255,6 +296,7 @@ def write_index(
     write: Callable[[bytes], object],
     keep: Callable[[DocumentRecord, list[ChunkRecord]], object] | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    given: GivenSpans | None = None,
 ) -> IndexSummary:
     """`build_index` as JSON bytes passed to `write` while it is built, one document's
     chunks at a time, so the whole index never exists in memory, as records or as text.
@@ -282,7 +324,7 @@ def write_index(
     id_prefix = _id_prefix(config)
     count = 0
     for document in ordered:
-        records, parts = _encoded_chunks(document, config, id_prefix, limits)
+        records, parts = _encoded_chunks(document, config, id_prefix, limits, given)
         require_chunks_per_index(count + len(parts), limits)
         if parts:
             joined = b",".join(parts)

@@ -2,7 +2,9 @@
 and a report out. The command line, the report and the app all go through `explore`.
 
 Settings name their columns from the policy registry, so a policy added there shows up
-in every command and in the app without touching them.
+in every command and in the app without touching them. A column may also be an imported
+chunk file (explorer/imports.py), placed in the documents and then indexed, validated and
+checked like the others.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from .checks import CheckResult, ResolvedCheck, evaluate_checks, resolve_check
 from .config import MAX_CHARS_LIMIT, ChunkConfig
 from .documents import DocumentRecord
 from .errors import ErrorCode, ExplorerError
-from .index import ChunkRecord, Index, build_index, write_index
+from .imports import ChunkFile, place
+from .index import ChunkRecord, GivenSpans, Index, build_index, write_index
 from .limits import DEFAULT_LIMITS, Limits
 from .loading import LoadResult
 from .manifest import SpanCheck
@@ -34,22 +37,34 @@ MAX_COLUMNS = 8
 
 @dataclass(frozen=True)
 class Settings:
-    """The columns to compare: one config per column, in the order they are shown."""
+    """The columns to compare: one config per column, in the order they are shown, then
+    the imported chunk files, each by its own name."""
 
     configs: tuple[ChunkConfig, ...]
+    chunk_files: tuple[ChunkFile, ...] = ()
 
     def __post_init__(self) -> None:
-        if not 1 <= len(self.configs) <= MAX_COLUMNS:
-            raise ExplorerError(
-                ErrorCode.USAGE, f"compare 1 to {MAX_COLUMNS} policies, not {len(self.configs)}"
-            )
+        count = len(self.configs) + len(self.chunk_files)
+        if not 1 <= count <= MAX_COLUMNS:
+            raise ExplorerError(ErrorCode.USAGE, f"compare 1 to {MAX_COLUMNS} columns, not {count}")
         if len(set(self.configs)) < len(self.configs):
             raise ExplorerError(ErrorCode.USAGE, "the same policy and size is given twice")
+        names = self.names
+        repeated = next((name for name in names if names.count(name) > 1), None)
+        if repeated is not None:
+            raise ExplorerError(
+                ErrorCode.USAGE, f"two columns are named {repeated!r}: name each chunk file apart"
+            )
 
     @property
     def names(self) -> list[str]:
-        """Each column's name: its policy; `policy@size` where the policy repeats; its
-        whole label where even that repeats (another unit, overlap or grammar)."""
+        """Every column's name, the configs' and then the chunk files'."""
+        return [*self.config_names, *(chunk_file.name for chunk_file in self.chunk_files)]
+
+    @property
+    def config_names(self) -> list[str]:
+        """Each config's column name: its policy; `policy@size` where the policy repeats;
+        its whole label where even that repeats (another unit, overlap or grammar)."""
         strategies = [config.strategy for config in self.configs]
         short = [
             config.strategy
@@ -200,15 +215,23 @@ def _require_documents(load: LoadResult) -> None:
 
 
 def _policy_result(
-    name: str, config: ChunkConfig, index_id: str, chunk_count: int, checks: list[CheckResult]
+    name: str,
+    config: ChunkConfig,
+    index_id: str,
+    chunk_count: int,
+    checks: list[CheckResult],
+    notes: Sequence[str] = (),
 ) -> PolicyResult:
-    return {
+    result: PolicyResult = {
         "name": name,
         "config": config.as_json(),
         "index_id": index_id,
         "chunk_count": chunk_count,
         "checks": checks,
     }
+    if notes:
+        result["notes"] = list(notes)
+    return result
 
 
 def run_column(
@@ -223,6 +246,28 @@ def run_column(
     results = evaluate_checks(checks, index["chunks"], limits)
     result = _policy_result(name, config, index["index_id"], len(index["chunks"]), results)
     return Column(config, result, index)
+
+
+def import_column(
+    chunk_file: ChunkFile,
+    documents: Sequence[DocumentRecord],
+    checks: Sequence[ResolvedCheck],
+    limits: Limits = DEFAULT_LIMITS,
+) -> Column:
+    """An imported chunk file's index over the documents, validated, and its span checks."""
+    placement = place(chunk_file, documents, limits)
+    built = build_index(documents, placement.config, limits, placement.spans)
+    index = validate_index(built, limits)
+    results = evaluate_checks(checks, index["chunks"], limits)
+    result = _policy_result(
+        chunk_file.name,
+        placement.config,
+        index["index_id"],
+        len(index["chunks"]),
+        results,
+        placement.notes,
+    )
+    return Column(placement.config, result, index)
 
 
 # How `explore` builds one column; the app passes a cached `run_column`.
@@ -243,9 +288,13 @@ def explore(
     resolved, skipped = resolve_checks(load, checks)
     columns = tuple(
         run(name, load.documents, resolved, config, limits)
-        for name, config in zip(settings.names, settings.configs, strict=True)
+        for name, config in zip(settings.config_names, settings.configs, strict=True)
     )
-    return Exploration(load, resolved, skipped, columns)
+    imported = tuple(
+        import_column(chunk_file, load.documents, resolved, limits)
+        for chunk_file in settings.chunk_files
+    )
+    return Exploration(load, resolved, skipped, columns + imported)
 
 
 def document_entries(load: LoadResult) -> list[DocumentStatusEntry]:
@@ -282,23 +331,38 @@ def write_comparison(
     settings: Settings,
     write: Callable[[bytes], object],
     limits: Limits = DEFAULT_LIMITS,
+    notes: Callable[[str, Sequence[str]], object] | None = None,
 ) -> None:
     """`compare` as JSON bytes passed to `write` while each index is built, never holding
     a whole index: `json.loads` of them equals `compare(load, checks, settings)`.
 
     The keys come in another order: `indexes` before `policies`, whose ids and checks
     are known only once each index has been written. The checks see the chunks of their
-    own documents, kept while the index streams past.
+    own documents, kept while the index streams past. `notes` hears what placing each
+    chunk file had to say (the report says it too).
     """
     _require_documents(load)
     resolved, skipped = resolve_checks(load, checks)
     checked = {check.source_id for check in resolved}
+    # Every chunk file is placed before a byte is written: a refusal leaves no half report.
+    placements = [place(chunk_file, load.documents, limits) for chunk_file in settings.chunk_files]
+    if notes is not None:
+        for chunk_file, placement in zip(settings.chunk_files, placements, strict=True):
+            notes(chunk_file.name, placement.notes)
+    columns: list[tuple[str, ChunkConfig, GivenSpans | None, Sequence[str]]] = [
+        (name, config, None, ())
+        for name, config in zip(settings.config_names, settings.configs, strict=True)
+    ]
+    columns += [
+        (chunk_file.name, placement.config, placement.spans, placement.notes)
+        for chunk_file, placement in zip(settings.chunk_files, placements, strict=True)
+    ]
     write(
         b'{"report_version":%d,\n"documents":%b,\n"skipped_checks":%b,\n"indexes":{'
         % (REPORT_VERSION, orjson.dumps(document_entries(load)), orjson.dumps(list(skipped)))
     )
     policies: list[PolicyResult] = []
-    for position, (name, config) in enumerate(zip(settings.names, settings.configs, strict=True)):
+    for position, (name, config, given, said) in enumerate(columns):
         write(b"%b%b:" % (b",\n" if position else b"\n", orjson.dumps(name)))
         kept: list[ChunkRecord] = []
 
@@ -308,9 +372,9 @@ def write_comparison(
             if document["source_id"] in checked:
                 kept.extend(chunks)
 
-        summary = write_index(load.documents, config, write, keep=keep, limits=limits)
+        summary = write_index(load.documents, config, write, keep, limits, given)
         results = evaluate_checks(resolved, kept, limits)
         policies.append(
-            _policy_result(name, config, summary.index_id, summary.chunk_count, results)
+            _policy_result(name, config, summary.index_id, summary.chunk_count, results, said)
         )
     write(b'},\n"policies":%b}\n' % orjson.dumps(policies))

@@ -4,7 +4,7 @@ builds them as plain dicts, and explorer/schema.py derives the JSON Schema from 
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, NotRequired
 
 from pydantic import Field
 from typing_extensions import TypedDict
@@ -25,6 +25,15 @@ class PolicyResult(TypedDict):
     index_id: str
     chunk_count: Count
     checks: list[CheckResult]
+    notes: NotRequired[
+        Annotated[
+            list[str],
+            Field(
+                description="An imported chunk file's: which chunks were located ignoring "
+                "whitespace, had CRLF offsets converted, or were skipped."
+            ),
+        ]
+    ]
 
 
 @strict_shape

@@ -33,6 +33,11 @@ def _encoding() -> tiktoken.Encoding:
     return tiktoken.get_encoding(_OFFLINE_ENCODING)
 
 
+def encoding() -> tiktoken.Encoding:
+    """The offline cl100k_base encoding, for the libraries that take one (live columns)."""
+    return _encoding()
+
+
 def count_tokens(text: str) -> int:
     """The number of cl100k_base tokens of `text` on its own."""
     return len(_encoding().encode_ordinary(text))

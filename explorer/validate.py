@@ -11,6 +11,7 @@ from .config import ChunkConfig
 from .digests import sha
 from .documents import revision_of
 from .errors import ErrorCode, ExplorerError
+from .grammar import Span
 from .grammars import grammar_for
 from .index import (
     EXECUTION_MODE,
@@ -92,6 +93,21 @@ def _chunk_refusal(i: int, got: object, want: ChunkRecord) -> ExplorerError:
     return _refuse(_difference(i, cast(ChunkRecord, got), want))
 
 
+def _imported_spans(chunks: list[ChunkRecord]) -> dict[str, list[Span]]:
+    """An imported index's spans are its own (the chunk file is not at hand): each must be
+    a span of its document, in document order; all else is rebuilt from them."""
+    spans: dict[str, list[Span]] = {}
+    for i, chunk in enumerate(chunks):
+        start, end = chunk.get("start"), chunk.get("end")
+        if not (type(start) is int and type(end) is int and 0 <= start < end):
+            raise _refuse(f"chunks[{i}]: start and end must be whole numbers, start < end")
+        placed = spans.setdefault(str(chunk.get("source_id")), [])
+        if placed and placed[-1] > (start, end):
+            raise _refuse(f"chunks[{i}]: an imported index's chunks are in document order")
+        placed.append((start, end))
+    return spans
+
+
 def _check_chunks(index: Index, config: ChunkConfig, limits: Limits) -> str:
     """Rebuild document by document, chunk by chunk, and refuse at the first difference,
     so no second index is ever held; return the `index_id` the chunks give."""
@@ -101,12 +117,14 @@ def _check_chunks(index: Index, config: ChunkConfig, limits: Limits) -> str:
     index_hash = sha256(INDEX_ID_HEAD)
     i = 0
     grammar = grammar_for(config)
+    given = _imported_spans(actual) if config.chunk_file is not None else None
     for position, document in enumerate(index["documents"]):
         try:
             grammar.admit(document["text"])
         except ExplorerError as error:
             raise _refuse(f"documents[{position}]: {error.detail}") from None
-        for want, encoded in chunk_stream(document, config, id_prefix, limits):
+        spans = None if given is None else given.get(document["source_id"], [])
+        for want, encoded in chunk_stream(document, config, id_prefix, limits, spans):
             if i == len(actual):
                 raise _refuse(f"the index has {i} chunks; its documents and config give more")
             got = actual[i]

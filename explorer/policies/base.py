@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from ..config import ChunkConfig
 from ..grammar import Span
@@ -27,3 +27,19 @@ class Policy(Protocol):
         """None for a policy that takes no size (nor a unit or an overlap)."""
 
     def spans(self, text: str, section: GrammarSection, config: ChunkConfig) -> Iterable[Span]: ...
+
+
+@runtime_checkable
+class DocumentPolicy(Protocol):
+    """A policy that cuts a whole document at once, as a chunking library does: its spans
+    may overlap or leave gaps, and each chunk belongs to the section its start lies in."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def default_max_chars(self) -> int | None: ...
+
+    def document_spans(self, text: str, config: ChunkConfig) -> list[Span]:
+        """The document's chunks in order, as `(start, end)` of `text`."""
+        ...
