@@ -79,10 +79,18 @@ class LibraryPolicy:
         }
 
     def check(self, config: ChunkConfig) -> None:
-        """Refuse a config this policy cannot rebuild from: every parameter is recorded."""
+        """Refuse a config this policy cannot rebuild: every parameter is recorded, and
+        the library installed is the version that built it."""
         library = config.library
         if library is None or library.name != self.distribution:
             raise _unsupported(f"{self.name} records library {self.distribution!r}")
+        installed = self.installed_version()
+        if library.version != installed:
+            raise _unsupported(
+                f"{self.name} was built with {self.distribution} {library.version}, but "
+                f"{installed} is installed: install {self.distribution}=={library.version} "
+                "to rebuild it"
+            )
         try:
             self.parameters.model_validate(library.parameters)
         except ValidationError as error:
@@ -97,13 +105,6 @@ class LibraryPolicy:
 
     def document_spans(self, text: str, config: ChunkConfig) -> list[Span]:
         assert config.library is not None  # `check` ran when the config was parsed
-        installed = self.installed_version()
-        if config.library.version != installed:
-            raise _unsupported(
-                f"{self.name} was built with {self.distribution} {config.library.version}, "
-                f"but {installed} is installed: install {self.distribution}=="
-                f"{config.library.version} to rebuild it"
-            )
         parameters = self.parameters.model_validate(config.library.parameters)
         return locate_pieces(text, self.pieces(text, _Size(config), parameters))
 
