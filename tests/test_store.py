@@ -13,7 +13,7 @@ import pytest
 from explorer import ErrorCode, ExplorerError
 from explorer.store import Store, queries
 from explorer.store.schema import storage_error, transaction
-from tests.conftest import ROOT, ManifestBuilder, run_cli
+from tests.conftest import ROOT, ManifestBuilder, run_cli, sha256_hex
 
 LIBRARY = ROOT / "fixtures" / "library"
 RUN1, RUN2 = LIBRARY / "manifest.json", LIBRARY / "manifest-run2.json"
@@ -201,7 +201,8 @@ def test_a_failed_document_is_recorded_and_its_old_version_stays(
     assert len(search(db, "beta", tenant="default")) == 1
     with Store(db) as store:
         statuses = store.document_statuses(2)
-    assert ("default", "b", "empty_document") in [row[:3] for row in statuses]
+    failed = [(row.tenant, row.source_id, row.status) for row in statuses if row.status != "ok"]
+    assert failed == [("default", "b", ErrorCode.EMPTY_DOCUMENT)]
     not_utf8 = {"a.md": b"# A\n\nalpha text\n", "b.md": b"# B\n\n\xff\n"}
     assert "failed 1" in run_cli("ingest", make_manifest(not_utf8), "--db", db).out
 
@@ -229,21 +230,21 @@ def test_deleting_an_unknown_document_writes_nothing(
     assert integrity(db) == "ok"
 
 
+A = b"# A\n\nx\n"
+TWO_COPIES = {"a.md": A, "b.md": A}
+
+
+def entry_a(**more: str) -> dict[str, str]:
+    """Document 'a' as a manifest lists it (its text `A`, at `a.md` unless told)."""
+    return {"source_id": "a", "version": "1", "path": "a.md", "sha256": sha256_hex(A), **more}
+
+
 def test_duplicate_ids_are_refused_before_the_index_is_touched(
     make_manifest: ManifestBuilder, tmp_path: Path
 ) -> None:
     db = tmp_path / "index.db"
-    data = b"# A\n\nx\n"
-    entry = {
-        "source_id": "a",
-        "version": "1",
-        "path": "a.md",
-        "sha256": hashlib.sha256(data).hexdigest(),
-    }
-    raw = json.dumps(
-        {"manifest_version": 1, "documents": [entry, {**entry, "path": "b.md"}]}
-    ).encode()
-    result = run_cli("ingest", make_manifest({"a.md": data, "b.md": data}, raw=raw), "--db", db)
+    twice = make_manifest(TWO_COPIES, documents=[entry_a(), entry_a(path="b.md")])
+    result = run_cli("ingest", twice, "--db", db)
     assert result.code == 2 and result.err.startswith("error: invalid_manifest: ")
     assert not db.exists()
 
@@ -439,25 +440,15 @@ def test_one_source_id_in_two_tenants_is_two_documents(
 def test_a_source_id_repeated_in_one_tenant_or_checked_in_two_is_refused(
     make_manifest: ManifestBuilder,
 ) -> None:
-    data = b"# A\n\nx\n"
-    entry = {
-        "source_id": "a",
-        "version": "1",
-        "path": "a.md",
-        "sha256": hashlib.sha256(data).hexdigest(),
-        "access_scope": "t1",
-    }
-    files = {"a.md": data, "b.md": data}
-    same = {"manifest_version": 1, "documents": [entry, {**entry, "path": "b.md"}]}
-    result = run_cli("ingest", make_manifest(files, raw=json.dumps(same).encode()))
+    same = [entry_a(access_scope="t1"), entry_a(path="b.md", access_scope="t1")]
+    result = run_cli("ingest", make_manifest(TWO_COPIES, documents=same))
     assert result.err.startswith("error: invalid_manifest: ")
     assert "duplicate source_id 'a' in access_scope 't1'" in result.err
-    checked = {
-        "manifest_version": 1,
-        "documents": [entry, {**entry, "path": "b.md", "access_scope": "t2"}],
-        "span_checks": [{"id": "c", "source_id": "a", "spans": [{"label": "x", "quote": "x"}]}],
-    }
-    result = run_cli("ingest", make_manifest(files, raw=json.dumps(checked).encode()))
+    two_tenants = [entry_a(access_scope="t1"), entry_a(path="b.md", access_scope="t2")]
+    check = {"id": "c", "source_id": "a", "spans": [{"label": "x", "quote": "x"}]}
+    result = run_cli(
+        "ingest", make_manifest(TWO_COPIES, documents=two_tenants, span_checks=[check])
+    )
     assert result.err.startswith("error: invalid_manifest: ")
     assert "span check 'c' names source_id 'a', which more than one access_scope lists" in (
         result.err

@@ -4,6 +4,7 @@ index only by server setting, with its tenants and deletions bounded by settings
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,25 @@ def start() -> AppTest:
     return AppTest.from_file(APP, default_timeout=60).run()
 
 
+def unset_index_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("EXPLORER_DB", "EXPLORER_TENANTS", "EXPLORER_ALLOW_DELETIONS"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def start_shared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tenants: str) -> AppTest:
+    """A session on the server's shared index, which may change `tenants`."""
+    monkeypatch.setenv("EXPLORER_DB", str(tmp_path / "shared.db"))
+    monkeypatch.setenv("EXPLORER_TENANTS", tenants)
+    return start()
+
+
+def ingest(at: AppTest, manifest: str | None = None) -> None:
+    """Ingest the library's `manifest`, uploaded first (None: the documents shown now)."""
+    if manifest is not None:
+        library_upload(at, manifest)
+    at.button(key="ingest").click().run()
+
+
 def test_settings_default_to_a_scratch_index_with_every_power_inside_it() -> None:
     assert index_settings({}) == IndexSettings(None, None, True)
 
@@ -60,8 +80,7 @@ def test_a_shared_index_opens_only_the_default_tenant_and_no_deletions() -> None
 def test_each_session_gets_its_own_scratch_index(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for name in ("EXPLORER_DB", "EXPLORER_TENANTS", "EXPLORER_ALLOW_DELETIONS"):
-        monkeypatch.delenv(name, raising=False)
+    unset_index_settings(monkeypatch)
     monkeypatch.setattr(index_tab, "SCRATCH_ROOT", tmp_path / "scratch")
     stale, fresh = tmp_path / "scratch" / "stale", tmp_path / "scratch" / "fresh"
     for folder in (stale, fresh):
@@ -70,9 +89,9 @@ def test_each_session_gets_its_own_scratch_index(
     os.utime(stale, (day_old, day_old))
     first, second = start(), start()
     assert not stale.exists() and fresh.exists()  # untouched for a day: removed
-    first.button(key="ingest").click().run()
+    ingest(first)
     assert first.success[0].value.startswith("run 1: added 2")
-    second.button(key="ingest").click().run()
+    ingest(second)
     assert second.success[0].value.startswith("run 1: added 2")  # not run 2: its own index
     paths = {Path(at.session_state["scratch_index"]) for at in (first, second)}
     assert len(paths) == 2 and all(path.is_file() for path in paths)
@@ -83,13 +102,10 @@ def test_each_session_gets_its_own_scratch_index(
 def test_a_shared_index_shows_and_changes_only_the_allowed_tenants(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("EXPLORER_DB", str(tmp_path / "shared.db"))
-    monkeypatch.setenv("EXPLORER_TENANTS", "default")
-    at = start()
-    at.button(key="ingest").click().run()  # the bundled fixture: tenant default
+    at = start_shared(tmp_path, monkeypatch, "default")
+    ingest(at)  # the bundled fixture: tenant default
     assert at.success[0].value.startswith("run 1: added 2")
-    library_upload(at, "manifest.json")  # tenant acme
-    at.button(key="ingest").click().run()
+    ingest(at, "manifest.json")  # tenant acme
     assert any("not_allowed" in e and "belongs to tenant 'acme'" in e for e in shown_errors(at)), (
         shown_errors(at)
     )
@@ -99,14 +115,10 @@ def test_a_shared_index_shows_and_changes_only_the_allowed_tenants(
 def test_deletions_are_refused_unless_the_server_allows_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("EXPLORER_DB", str(tmp_path / "shared.db"))
-    monkeypatch.setenv("EXPLORER_TENANTS", "acme")
-    at = start()
-    library_upload(at, "manifest.json")
-    at.button(key="ingest").click().run()
+    at = start_shared(tmp_path, monkeypatch, "acme")
+    ingest(at, "manifest.json")
     assert at.success[0].value.startswith("run 1: added 6")
-    library_upload(at, "manifest-run2.json")
-    at.button(key="ingest").click().run()
+    ingest(at, "manifest-run2.json")
     assert any(
         "not_allowed" in e and "deletions are not allowed here" in e for e in shown_errors(at)
     ), shown_errors(at)
@@ -115,34 +127,31 @@ def test_deletions_are_refused_unless_the_server_allows_them(
 def test_the_secrets_file_can_name_the_shared_index(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for name in ("EXPLORER_DB", "EXPLORER_TENANTS", "EXPLORER_ALLOW_DELETIONS"):
-        monkeypatch.delenv(name, raising=False)
+    unset_index_settings(monkeypatch)
     shared = tmp_path / "from-secrets.db"
     at = AppTest.from_file(APP, default_timeout=60)
     at.secrets["EXPLORER_DB"] = str(shared)
     at.run()
-    at.button(key="ingest").click().run()
+    ingest(at)
     assert at.success[0].value.startswith("run 1: added 2")
     assert shared.is_file()
     assert "scratch_index" not in at.session_state
 
 
 def table_with(at: AppTest, column: str) -> Any:
-    """The one table on the page that has `column`."""
+    """The one table on the page that has `column`, each cell as it reads (the tab writes
+    cells as Markdown with every punctuation mark escaped, and ':' as a reference)."""
     [table] = [t.value for t in at.table if column in t.value.columns]
-    return table
+    return table.map(lambda cell: re.sub(r"\\(.)", r"\1", cell).replace("&#58;", ":"))
 
 
 def test_the_tab_shows_vectors_per_run_the_search_mode_and_citations(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("EXPLORER_DB", str(tmp_path / "shared.db"))
-    monkeypatch.setenv("EXPLORER_TENANTS", "acme")
-    at = start()
-    library_upload(at, "manifest.json")
-    at.button(key="ingest").click().run()
+    at = start_shared(tmp_path, monkeypatch, "acme")
+    ingest(at, "manifest.json")
     assert any(c.value.startswith("vectors: computed 10, reused 2 (wordllama-") for c in at.caption)
-    at.button(key="ingest").click().run()
+    ingest(at)
     runs = table_with(at, "Vectors")
     assert list(runs["Vectors"]) == ["10 new, 2 reused", "0 new, 0 reused"]
     at.radio(key="search_mode").set_value(SearchMode.VECTOR).run()

@@ -24,6 +24,7 @@ from explorer import (
     parse_manifest,
 )
 from explorer.store import Store
+from explorer.store.schema import SCHEMA_1
 from tests import embedders
 from tests.conftest import ROOT, ManifestBuilder, run_cli, sha256_hex
 from tests.test_store import RUN1, RUN2
@@ -370,57 +371,10 @@ def test_wordllama_loads_from_its_package_with_the_network_blocked(tmp_path: Pat
     assert not (tmp_path / ".cache" / "wordllama").exists()  # nothing cached, nothing fetched
 
 
-# The schema of store version 1 (before embeddings), as it was written.
-STORE_V1 = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE runs (
-    run_id INTEGER PRIMARY KEY, started TEXT NOT NULL, finished TEXT, config TEXT NOT NULL,
-    added INTEGER NOT NULL DEFAULT 0, updated INTEGER NOT NULL DEFAULT 0,
-    unchanged INTEGER NOT NULL DEFAULT 0, failed INTEGER NOT NULL DEFAULT 0,
-    deleted INTEGER NOT NULL DEFAULT 0,
-    documents_before INTEGER NOT NULL, chunks_before INTEGER NOT NULL,
-    documents_after INTEGER, chunks_after INTEGER
-);
-CREATE TABLE document_status (
-    run_id INTEGER NOT NULL REFERENCES runs, tenant TEXT NOT NULL, source_id TEXT NOT NULL,
-    status TEXT NOT NULL, detail TEXT NOT NULL
-);
-CREATE TABLE documents (
-    tenant TEXT NOT NULL, source_id TEXT NOT NULL, active_version INTEGER,
-    PRIMARY KEY (tenant, source_id)
-);
-CREATE TABLE versions (
-    version_id INTEGER PRIMARY KEY, tenant TEXT NOT NULL, source_id TEXT NOT NULL,
-    version TEXT NOT NULL, document_revision TEXT NOT NULL, config_digest TEXT NOT NULL,
-    state TEXT NOT NULL CHECK (state IN ('staged', 'active', 'superseded', 'deleted')),
-    chunk_count INTEGER NOT NULL, run_id INTEGER NOT NULL REFERENCES runs
-);
-CREATE TABLE chunks (
-    rowid INTEGER PRIMARY KEY, chunk_key TEXT NOT NULL UNIQUE,
-    version_id INTEGER NOT NULL REFERENCES versions, tenant TEXT NOT NULL,
-    source_id TEXT NOT NULL, chunk_id TEXT NOT NULL, ord INTEGER NOT NULL,
-    start INTEGER NOT NULL, "end" INTEGER NOT NULL, start_line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL, text TEXT NOT NULL, text_sha256 TEXT NOT NULL
-);
-CREATE INDEX chunks_by_version ON chunks (version_id);
-CREATE VIRTUAL TABLE chunks_fts USING fts5 (text);
-CREATE TABLE search_cache (
-    tenant TEXT NOT NULL, query TEXT NOT NULL, k INTEGER NOT NULL, hits TEXT NOT NULL,
-    PRIMARY KEY (tenant, query, k)
-);
-CREATE TABLE receipts (
-    receipt_id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs,
-    tenant TEXT NOT NULL, source_id TEXT NOT NULL, versions TEXT NOT NULL,
-    chunk_count INTEGER NOT NULL, stores TEXT NOT NULL, at TEXT NOT NULL,
-    retention TEXT NOT NULL
-);
-"""
-
-
 def test_a_version_1_store_is_migrated_on_open(tmp_path: Path) -> None:
     db = tmp_path / "index.db"
     with sqlite3.connect(db) as raw:
-        raw.executescript(STORE_V1)
+        raw.executescript(SCHEMA_1)  # as store version 1 made its files
         raw.executescript(
             "INSERT INTO meta VALUES ('app', 'chunk-boundary-explorer'), ('store_version', '1');"
             "INSERT INTO runs (run_id, started, finished, config, added, documents_before, "

@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
+
+from pydantic import Field
 
 from ..config import ChunkConfig
 from ..digests import sha
@@ -19,6 +20,7 @@ from ..documents import DocumentRecord, revision_of
 from ..embedding import Embedder
 from ..errors import ErrorCode, ExplorerError
 from ..index import ChunkRecord, document_chunks
+from ..models import StrictModel
 from .embed import ORPHAN_VECTORS_KEPT, Embedded, drop_orphans, embed_chunks, vectors_verified
 from .plan import Outcome, Plan, Step
 from .schema import transaction
@@ -43,17 +45,18 @@ def no_checkpoint(point: str) -> None:
     """The default: a run passes its checkpoints without stopping."""
 
 
-@dataclass(frozen=True)
-class RunSummary:
+class RunSummary(StrictModel):
+    """What a run did; with `kind` and its documents' statuses, `ingest --json`."""
+
     run_id: int
     added: int
     updated: int
     unchanged: int
     failed: int
     deleted: int
-    embedder: str | None = None
-    vectors_computed: int = 0
-    vectors_reused: int = 0
+    embedder: str | None = Field(description="the run's embedder; null: no vectors")
+    vectors_computed: int = Field(description="vectors the embedder computed in this run")
+    vectors_reused: int = Field(description="staged chunks whose vector came from the cache")
 
     def line(self) -> str:
         return (
@@ -125,15 +128,15 @@ def apply_plan(
         purge(db)
     documents_after, chunks_after = active_totals(db)
     summary = RunSummary(
-        run_id,
-        written[Outcome.ADDED],
-        written[Outcome.UPDATED],
-        plan.count(Outcome.UNCHANGED),
-        plan.failed + failed,
-        plan.count(Outcome.DELETED),
-        plan.embedder,
-        computed,
-        reused,
+        run_id=run_id,
+        added=written[Outcome.ADDED],
+        updated=written[Outcome.UPDATED],
+        unchanged=plan.count(Outcome.UNCHANGED),
+        failed=plan.failed + failed,
+        deleted=plan.count(Outcome.DELETED),
+        embedder=plan.embedder,
+        vectors_computed=computed,
+        vectors_reused=reused,
     )
     with transaction(db):
         db.execute(

@@ -17,7 +17,7 @@ from ..manifest import Manifest
 from . import queries
 from .apply import Checkpoint, RunSummary, apply_plan, no_checkpoint
 from .lock import RUN_WAIT_SECONDS, run_in_progress, run_lock
-from .plan import check_scope, plan_run
+from .plan import StatusRow, check_scope, plan_run
 from .queries import Failure, Hit, Receipt, RunRow, SearchMode
 from .schema import connect, storage_error
 
@@ -115,7 +115,7 @@ class Store:
         return queries.counts(self._db)
 
     @_translated
-    def document_statuses(self, run_id: int) -> list[tuple[str, str, str, str]]:
+    def document_statuses(self, run_id: int) -> list[StatusRow]:
         return queries.document_statuses(self._db, run_id)
 
     @_translated

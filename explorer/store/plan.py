@@ -6,15 +6,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import Field, WithJsonSchema
 
 from ..documents import DocumentRecord
 from ..errors import ErrorCode, ExplorerError
 from ..loading import LoadResult
 from ..manifest import Manifest
 from ..manifest import scope_of as tenant_of
+from ..models import strict_shape
 
 # (tenant, source_id): how the index keys a document.
 Key = tuple[str, str]
+# A code in a `--json` schema: its text, as in the core's other schemas (the codes are
+# listed in docs/contract.md, so a new one changes no schema).
+CODE_TEXT = WithJsonSchema({"type": "string"})
 
 
 class Outcome(StrEnum):
@@ -42,11 +49,18 @@ class Step:
     document: DocumentRecord | None  # what to write, for ADDED and UPDATED
 
 
+@strict_shape
 @dataclass(frozen=True)
 class StatusRow:
+    """How a document of a run fared, as the run log records it."""
+
     tenant: str
     source_id: str
-    status: str
+    status: Annotated[
+        ErrorCode | Literal["ok"],
+        CODE_TEXT,
+        Field(description="'ok', or the error code that kept it out of the run"),
+    ]
     detail: str
 
 

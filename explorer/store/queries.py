@@ -8,13 +8,17 @@ import re
 import sqlite3
 from dataclasses import asdict, dataclass
 from enum import StrEnum
+from typing import Annotated, Literal
 
 import numpy as np
+from pydantic import Field
 
 from ..digests import sha
 from ..embedding import Embedder, embed_texts, from_blobs
 from ..errors import ErrorCode, ExplorerError
-from .plan import Key, Served
+from ..loading import OK
+from ..models import strict_shape
+from .plan import CODE_TEXT, Key, Served, StatusRow
 from .schema import BUSY_SECONDS, TABLES
 
 MAX_QUERY_CHARS = 100_000
@@ -32,18 +36,23 @@ class SearchMode(StrEnum):
     HYBRID = "hybrid"
 
 
+@strict_shape
 @dataclass(frozen=True)
 class Hit:
+    """A search result, cited: where its chunk stands in its document's active version."""
+
     source_id: str
     version: str
+    start: Annotated[int, Field(description="first character, in the normalized text")]
+    end: Annotated[int, Field(description="one past the last character: [start, end)")]
     start_line: int
     end_line: int
-    start: int
-    end: int
-    chunk_id: str
     section: str
+    chunk_id: str
     snippet: str
-    score: float  # higher is better: -BM25, cosine, or the fused reciprocal ranks
+    score: Annotated[
+        float, Field(description="higher is better: -BM25, cosine, or fused 1/(60+rank)")
+    ]
 
     def cells(self) -> dict[str, str]:
         """The citation as the CLI and the app show it."""
@@ -65,11 +74,13 @@ class RunState(StrEnum):
     INTERRUPTED = "interrupted"
 
 
+@strict_shape
 @dataclass(frozen=True)
 class RunRow:
     run_id: int
     started: str
     finished: str | None
+    state: RunState
     added: int
     updated: int
     unchanged: int
@@ -82,7 +93,6 @@ class RunRow:
     embedder: str | None
     vectors_computed: int
     vectors_reused: int
-    state: RunState
 
     def cells(self) -> dict[str, str]:
         """The run as the CLI's table and the app's show it."""
@@ -108,6 +118,7 @@ class RunRow:
         }
 
 
+@strict_shape
 @dataclass(frozen=True)
 class Failure:
     """A document of a run that was not written, with its code: it failed to load, or
@@ -116,7 +127,7 @@ class Failure:
     run_id: int
     tenant: str
     source_id: str
-    code: str
+    code: Annotated[ErrorCode, CODE_TEXT]
     detail: str
 
     def line(self) -> str:
@@ -127,11 +138,12 @@ class Failure:
             "Run": str(self.run_id),
             "Tenant": self.tenant,
             "Source": self.source_id,
-            "Code": self.code,
+            "Code": self.code.value,
             "Detail": self.detail,
         }
 
 
+@strict_shape
 @dataclass(frozen=True)
 class Receipt:
     receipt_id: int
@@ -288,23 +300,23 @@ def _hits(db: sqlite3.Connection, ranked: Ranked, snippets: dict[int, str]) -> l
     hits = []
     for rowid, score in ranked:
         row = db.execute(
-            'SELECT c.source_id, v.version, c.start_line, c.end_line, c.start, c."end", '
-            "c.chunk_id, c.section_title, c.text FROM chunks c "
+            'SELECT c.source_id, v.version, c.start, c."end", c.start_line, c.end_line, '
+            "c.section_title, c.chunk_id, c.text FROM chunks c "
             "JOIN versions v ON v.version_id = c.version_id WHERE c.rowid = ?",
             (rowid,),
         ).fetchone()
-        source_id, version, start_line, end_line, start, end, chunk_id, section, text = row
+        source_id, version, start, end, start_line, end_line, section, chunk_id, text = row
         snippet = snippets.get(rowid) or _prefix(text)
         hits.append(
             Hit(
                 source_id,
                 version,
-                start_line,
-                end_line,
                 start,
                 end,
-                chunk_id,
+                start_line,
+                end_line,
                 section,
+                chunk_id,
                 snippet,
                 score,
             )
@@ -379,8 +391,17 @@ def history(db: sqlite3.Connection, run_in_progress: bool) -> list[RunRow]:
 
 def receipts(db: sqlite3.Connection) -> list[Receipt]:
     return [
-        Receipt(rid, run, tenant, source, tuple(json.loads(versions)), count,
-                tuple(json.loads(stores)), at, retention)
+        Receipt(
+            rid,
+            run,
+            tenant,
+            source,
+            tuple(json.loads(versions)),
+            count,
+            tuple(json.loads(stores)),
+            at,
+            retention,
+        )
         for rid, run, tenant, source, versions, count, stores, at, retention in db.execute(
             "SELECT receipt_id, run_id, tenant, source_id, versions, chunk_count, stores, at, "
             "retention FROM receipts ORDER BY receipt_id"
@@ -388,19 +409,28 @@ def receipts(db: sqlite3.Connection) -> list[Receipt]:
     ]
 
 
-def document_statuses(db: sqlite3.Connection, run_id: int) -> list[tuple[str, str, str, str]]:
-    return db.execute(
-        "SELECT tenant, source_id, status, detail FROM document_status WHERE run_id = ?",
-        (run_id,),
-    ).fetchall()
+def _status(text: str) -> ErrorCode | Literal["ok"]:
+    """A status as the run log holds it (text), typed again."""
+    return OK if text == OK else ErrorCode(text)
+
+
+def document_statuses(db: sqlite3.Connection, run_id: int) -> list[StatusRow]:
+    return [
+        StatusRow(tenant, source_id, _status(status), detail)
+        for tenant, source_id, status, detail in db.execute(
+            "SELECT tenant, source_id, status, detail FROM document_status WHERE run_id = ?",
+            (run_id,),
+        )
+    ]
 
 
 def failures(db: sqlite3.Connection) -> list[Failure]:
     """Every document a run did not write, oldest run first."""
     return [
-        Failure(*row)
-        for row in db.execute(
+        Failure(run_id, tenant, source_id, ErrorCode(code), detail)
+        for run_id, tenant, source_id, code, detail in db.execute(
             "SELECT run_id, tenant, source_id, status, detail FROM document_status "
-            "WHERE status != 'ok' ORDER BY run_id, rowid"
+            "WHERE status != ? ORDER BY run_id, rowid",
+            (OK,),
         )
     ]

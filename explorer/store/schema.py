@@ -15,7 +15,9 @@ STORE_VERSION = "2"
 # How long a statement waits for another connection's write lock before `store_busy`.
 BUSY_SECONDS = 5.0
 
-_SCHEMA = """
+# The tables as store version 1 (before embeddings) made them. A new index runs this and
+# then every migration, in one transaction, so it is always what a migrated one is.
+SCHEMA_1 = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE runs (
     run_id INTEGER PRIMARY KEY, started TEXT NOT NULL, finished TEXT, config TEXT NOT NULL,
@@ -23,9 +25,7 @@ CREATE TABLE runs (
     unchanged INTEGER NOT NULL DEFAULT 0, failed INTEGER NOT NULL DEFAULT 0,
     deleted INTEGER NOT NULL DEFAULT 0,
     documents_before INTEGER NOT NULL, chunks_before INTEGER NOT NULL,
-    documents_after INTEGER, chunks_after INTEGER,
-    embedder TEXT, vectors_computed INTEGER NOT NULL DEFAULT 0,
-    vectors_reused INTEGER NOT NULL DEFAULT 0
+    documents_after INTEGER, chunks_after INTEGER
 );
 CREATE TABLE document_status (
     run_id INTEGER NOT NULL REFERENCES runs, tenant TEXT NOT NULL, source_id TEXT NOT NULL,
@@ -38,24 +38,17 @@ CREATE TABLE documents (
 CREATE TABLE versions (
     version_id INTEGER PRIMARY KEY, tenant TEXT NOT NULL, source_id TEXT NOT NULL,
     version TEXT NOT NULL, document_revision TEXT NOT NULL, config_digest TEXT NOT NULL,
-    state TEXT NOT NULL
-        CHECK (state IN ('staged', 'active', 'superseded', 'deleted', 'failed')),
-    chunk_count INTEGER NOT NULL, run_id INTEGER NOT NULL REFERENCES runs, embedder TEXT
+    state TEXT NOT NULL CHECK (state IN ('staged', 'active', 'superseded', 'deleted')),
+    chunk_count INTEGER NOT NULL, run_id INTEGER NOT NULL REFERENCES runs
 );
 CREATE TABLE chunks (
     rowid INTEGER PRIMARY KEY, chunk_key TEXT NOT NULL UNIQUE,
     version_id INTEGER NOT NULL REFERENCES versions, tenant TEXT NOT NULL,
     source_id TEXT NOT NULL, chunk_id TEXT NOT NULL, ord INTEGER NOT NULL,
     start INTEGER NOT NULL, "end" INTEGER NOT NULL, start_line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL, text TEXT NOT NULL, text_sha256 TEXT NOT NULL,
-    section_title TEXT NOT NULL DEFAULT ''
+    end_line INTEGER NOT NULL, text TEXT NOT NULL, text_sha256 TEXT NOT NULL
 );
 CREATE INDEX chunks_by_version ON chunks (version_id);
-CREATE INDEX chunks_by_text ON chunks (text_sha256);
-CREATE TABLE vectors (
-    rowid INTEGER PRIMARY KEY, embedder TEXT NOT NULL, text_sha256 TEXT NOT NULL,
-    vector BLOB NOT NULL, UNIQUE (embedder, text_sha256)
-);
 CREATE VIRTUAL TABLE chunks_fts USING fts5 (text);
 CREATE TABLE search_cache (
     tenant TEXT NOT NULL, query TEXT NOT NULL, k INTEGER NOT NULL, hits TEXT NOT NULL,
@@ -68,23 +61,11 @@ CREATE TABLE receipts (
     retention TEXT NOT NULL
 );
 """
-TABLES = (
-    "meta",
-    "runs",
-    "document_status",
-    "documents",
-    "versions",
-    "chunks",
-    "chunks_fts",
-    "search_cache",
-    "receipts",
-    "vectors",
-)
 
-# Store version 1 (before embeddings) to 2, in one transaction on open: the vector
-# cache, the embedder of each run and version, a `failed` version state (SQLite cannot
-# change a CHECK in place, so `versions` is rebuilt), chunks' section titles (empty for
-# chunks written before), and an emptied search cache (its answers had another shape).
+# Store version 1 to 2: the vector cache, the embedder of each run and version, a
+# `failed` version state (SQLite cannot change a CHECK in place, so `versions` is
+# rebuilt), chunks' section titles (empty for chunks written before), and an emptied
+# search cache (its answers had another shape).
 _MIGRATE_1_TO_2 = """
 ALTER TABLE runs ADD COLUMN embedder TEXT;
 ALTER TABLE runs ADD COLUMN vectors_computed INTEGER NOT NULL DEFAULT 0;
@@ -108,6 +89,18 @@ CREATE TABLE vectors (
 DELETE FROM search_cache;
 UPDATE meta SET value = '2' WHERE key = 'store_version';
 """
+TABLES = (
+    "meta",
+    "runs",
+    "document_status",
+    "documents",
+    "versions",
+    "chunks",
+    "chunks_fts",
+    "search_cache",
+    "receipts",
+    "vectors",
+)
 
 _BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 _IO = (
@@ -191,11 +184,9 @@ def _create_or_check(db: sqlite3.Connection, path: Path) -> None:
             raise _foreign(path)
         with transaction(db):  # a second first run waits here, then finds the schema made
             if not _tables(db):
-                _run_script(db, _SCHEMA)
-                db.execute(
-                    "INSERT INTO meta VALUES ('app', ?), ('store_version', ?)",
-                    (APP_ID, STORE_VERSION),
-                )
+                _run_script(db, SCHEMA_1)
+                db.execute("INSERT INTO meta VALUES ('app', ?), ('store_version', '1')", (APP_ID,))
+                _run_script(db, _MIGRATE_1_TO_2)
     names = _tables(db)
     meta = dict(db.execute("SELECT key, value FROM meta")) if "meta" in names else {}
     if meta.get("app") != APP_ID:
