@@ -15,7 +15,8 @@ The names exported here are the public API, in the order of the work:
 - comparing: `explore` and `compare` (every policy's `Column` and the `Report`), span
   checks (`resolve_check`, `evaluate_checks`), and retrieval measured on questions
   (`evaluate`);
-- the persistent, incremental index: `Store`;
+- the persistent, incremental index: `Store`, and the `Embedder` that gives its chunks
+  vectors (`load_embedder`: WordLlama, none, or `package.module:factory`);
 - identities and refusals: `digest`, `sha`, and `ExplorerError` with its `ErrorCode`.
 
 The core does no I/O but reading sources through a `SourceReader` and the SQLite file of
@@ -31,6 +32,7 @@ from .chunk_map import build_chunk_map, check_against, decode_chunk_map
 from .config import ChunkConfig
 from .digests import digest, sha
 from .documents import DocumentRecord
+from .embedding import Embedder, load_embedder
 from .errors import ErrorCode, ExplorerError
 from .evaluate import (
     Evaluation,
@@ -74,6 +76,7 @@ __all__ = [
     "DirectoryReader",
     "DocumentRecord",
     "DocumentStatus",
+    "Embedder",
     "ErrorCode",
     "Evaluation",
     "Exploration",
@@ -110,6 +113,7 @@ __all__ = [
     "evaluate_checks",
     "explore",
     "load_documents",
+    "load_embedder",
     "make_config",
     "new_question",
     "paragraphs",
