@@ -53,7 +53,8 @@ clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
 
 screenshot: $(DEV_STAMP) chromium
-	PYTHONPATH=. $(BIN)/python scripts/screenshot.py
+	PYTHONPATH=. $(BIN)/python scripts/screenshot.py docs/screenshot.png "" 1680
+	PYTHONPATH=. $(BIN)/python scripts/screenshot.py docs/screenshot-narrow.png "" 900
 
 bench-app: $(DEV_STAMP)
 	PYTHONPATH=. $(BIN)/python scripts/bench_app.py

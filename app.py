@@ -38,12 +38,14 @@ from explorer.checks import checks_key, new_check
 from explorer.chunk_map import build_chunk_map
 from explorer.digests import canonical_json, sha
 from explorer.display import file_name_part, markdown_literal, markdown_rows
+from explorer.flags import index_flags
 from explorer.jsonio import dump_json
 from explorer.pipeline import ColumnRunner, run_column
-from explorer.render import LEGEND, STYLE, containment_rows, document_rows, highlights, render_view
+from explorer.render import LEGEND, STYLE, document_rows, highlights, render_view
 from explorer.uploads import Bundle, bundle_from_uploads, bundle_zip, manifest_json, pasted_bundle
 from ui.common import show_error
 from ui.index_tab import index_page
+from ui.scoreboard import show_scoreboard
 
 FIXTURE_MANIFEST = Path(__file__).resolve().parent / "fixtures" / "aster" / "manifest.json"
 SOURCES = ("Bundled example", "Upload a manifest", "Paste text")
@@ -108,6 +110,15 @@ def cached_runner(key: str) -> ColumnRunner:
         )
 
     return run
+
+
+@st.cache_data(show_spinner="Flagging…", max_entries=12, ttl=CACHE_TTL)
+def flags_cached(
+    index_id: str, _exploration: Exploration, _column: Column
+) -> list[tuple[str, ...]]:
+    """Each chunk's quality flags; the index id names the documents and the config."""
+    texts = {source_id: _exploration.text(source_id) for source_id in _exploration.source_ids}
+    return index_flags(texts, _column.index["chunks"], _column.config)
 
 
 @st.cache_data(show_spinner="Drawing…", max_entries=6, ttl=CACHE_TTL)
@@ -395,9 +406,9 @@ def explore_page(key: str, manifest: Manifest, load: LoadResult, settings: Setti
         show_error(error)
         return
 
-    st.subheader("Do the spans stay together?")
     columns = exploration.columns
-    st.table(markdown_rows(containment_rows([(c.result, c.index) for c in columns])))
+    flagged = {c.name: flags_cached(c.result["index_id"], exploration, c) for c in columns}
+    show_scoreboard(exploration, flagged)
     st.html(LEGEND)
     text, marks_key = exploration.text(doc), checks_key(exploration.checks)
     for place, column in zip(st.columns(len(columns)), columns, strict=True):

@@ -7,12 +7,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
-from .checks import CheckResult, ResolvedCheck, SpanResult, own_starts
+from .checks import CheckResult, ResolvedCheck, own_starts
 from .display import EXPLICIT_BIDI, plain_text
 from .index import ChunkRecord, Index
 from .loading import LoadResult
 from .report import PolicyResult
+
+if TYPE_CHECKING:
+    from .evaluate import QuestionResult
+    from .scoreboard import MatrixRow
 
 # Chunks, span marks and verdicts one view may draw: each is a few hundred bytes of HTML,
 # so this bounds a view at a few MB beside its (at most 1 MiB of) escaped text.
@@ -66,6 +71,15 @@ STYLE = (
     ".cbx-ov{background-image:repeating-linear-gradient(135deg,rgba(0,0,0,.09) 0 2px,"
     "transparent 2px 6px)}"
     ".cbx-legend{font:13px/2 sans-serif;color:#333}"
+    ".cbx-scroll{overflow-x:auto;max-width:100%}"
+    ".cbx-matrix{border-collapse:collapse;font:13px/1.4 sans-serif;margin:4px 0 12px}"
+    ".cbx-matrix th,.cbx-matrix td{border:1px solid #dde1e6;padding:4px 8px;text-align:left;"
+    "vertical-align:top}"
+    ".cbx-matrix thead th{background:#f4f6f8;white-space:nowrap}"
+    ".cbx-cell{font-weight:600;min-width:9em}"
+    ".cbx-where{font-weight:400;font-size:12px;color:#444}"
+    ".cbx-note{font:14px/1.5 sans-serif;color:#333;background:#f4f6f8;border-radius:6px;"
+    "padding:8px 12px;margin:4px 0 12px}"
     ".cbx-legend span{padding:1px 4px;border-radius:3px}"
     "</style>"
 )
@@ -124,14 +138,20 @@ def _cut_pieces(text: str) -> str:
     return escape(text).replace("\n", "&#10;")
 
 
-def render_text(text: str, chunks: Sequence[ChunkRecord], marks: Sequence[Highlight]) -> str:
+def render_text(
+    text: str,
+    chunks: Sequence[ChunkRecord],
+    marks: Sequence[Highlight],
+    ranks: Mapping[int, int] | None = None,
+) -> str:
     """The whole text, cut at every chunk and span boundary, one `<span>` per piece.
 
     `chunks` are one document's, in order. Nothing is left out, however long the text,
     and nothing is added to it: badges and labels are drawn from attributes, so the
     view's text is exactly the document's (and copies as such). A piece belongs to the
     chunk whose own part holds it; where a later chunk repeats it (overlap) it is also
-    marked `cbx-ov`.
+    marked `cbx-ov`. `ranks` maps a retrieved chunk's order to its rank: its pieces are
+    marked `cbx-hit`, and a rank badge is drawn at its start.
     """
     owns = own_starts(chunks)
     cuts = {0, len(text)}
@@ -161,7 +181,10 @@ def render_text(text: str, chunks: Sequence[ChunkRecord], marks: Sequence[Highli
         if chunk is not None and owns[current] > start:
             chunk = None
         repeated = repeat < len(chunks) and chunks[repeat]["start"] <= start
-        parts.extend(f'<span class="cbx-n" data-n="{order}"></span>' for order in starts[start])
+        for order in starts[start]:
+            if ranks and order in ranks:  # a retrieved chunk: its rank, then its order
+                parts.append(f'<span class="cbx-r" data-r="#{ranks[order]}"></span>')
+            parts.append(f'<span class="cbx-n" data-n="{order}"></span>')
         parts.extend(_label(mark) for mark in labels[start])
         extra = (" cbx-in" if inside > 0 else "") + (" cbx-ov" if repeated else "")
         piece = _cut_pieces(text[start:end])
@@ -171,6 +194,7 @@ def render_text(text: str, chunks: Sequence[ChunkRecord], marks: Sequence[Highli
             parts.append(f'<span class="cbx-gap{extra}">{piece}</span>')
         else:
             colour = chunk["order"] % len(PALETTE)
+            extra += " cbx-hit" if ranks and chunk["order"] in ranks else ""
             parts.append(
                 f'<span class="cbx-k cbx-k{colour}{extra}" title="{_chunk_title(chunk)}">'
                 f"{piece}</span>"
@@ -185,7 +209,7 @@ def size_words(config: Mapping[str, object]) -> str:
         for key in ("max_chars", "max_tokens", "overlap")
         if (value := config.get(key)) is not None and not (key == "overlap" and value == 0)
     ]
-    return " · ".join(parts) if parts else "unsized: one chunk per paragraph"
+    return " · ".join(parts) if parts else "unsized, one chunk per paragraph"
 
 
 def _verdicts(checks: Sequence[CheckResult]) -> str:
@@ -232,37 +256,117 @@ def render_view(
     )
 
 
-def _where(span: SpanResult, orders: Mapping[str, int]) -> str:
-    containing = span["containing_chunk_ids"]
-    overlapping = span["overlapping_chunk_ids"]
-    if containing:
-        return ", ".join(str(orders[c]) for c in containing)
-    if overlapping:
-        return "split across " + ", ".join(str(orders[c]) for c in overlapping)
-    return "in no chunk"
+# The retrieval panel's views: retrieved chunks keep their colours and wear their rank;
+# the chunks not retrieved are drawn grey, so the winners stand out.
+RANKED_STYLE = (
+    "<style>"
+    ".cbx-r::before{content:attr(data-r);display:inline-block;font:700 10px/1.3 sans-serif;"
+    "background:#1565c0;color:#fff;border-radius:7px;padding:0 4px;margin:0 2px 0 0;"
+    "vertical-align:1px}"
+    ".cbx-ranked .cbx-k:not(.cbx-hit){background-color:#ececec;color:#666}"
+    ".cbx-hits{font:400 12px/1.7 sans-serif;color:#333;min-height:3.4em}"
+    ".cbx-hits .cbx-hitref{display:inline-block;margin-right:8px}"
+    ".cbx-fig{font:400 12px/1.6 sans-serif;color:#333}"
+    ".cbx-fig b{font-weight:700}"
+    "</style>"
+)
+
+RANKED_LEGEND = (
+    '<div class="cbx-legend">'
+    '<span class="cbx-r" data-r="#1"></span> a retrieved chunk starts here: its rank '
+    "(#1 is the best match), then its order "
+    '<span class="cbx-n" data-n="3"></span> &nbsp;·&nbsp; '
+    '<span class="cbx-k cbx-k0">coloured</span> retrieved &nbsp;·&nbsp; '
+    '<span style="background:#ececec;color:#666">grey background</span> a chunk not '
+    "retrieved &nbsp;·&nbsp; "
+    '<span class="cbx-in">outlined</span> the question\'s answer (its references)'
+    "</div>"
+)
 
 
-def containment_rows(evaluated: Sequence[tuple[PolicyResult, Index]]) -> list[dict[str, str]]:
-    """One row per policy and check: where each span lies, and whether they are together."""
-    rows = []
-    for result, index in evaluated:
-        orders = {c["chunk_id"]: c["order"] for c in index["chunks"]}
-        base = {"Policy": result["name"], "Chunks": str(result["chunk_count"])}
-        if not result["checks"]:
-            rows.append({**base, "Check": "—", "Chunk of each span": "—", "Together": "—"})
-        for check in result["checks"]:
-            where = " · ".join(
-                f"{span['label']}: {_where(span, orders)}" for span in check["spans"]
-            )
-            rows.append(
-                {
-                    **base,
-                    "Check": f"{check['id']} ({check['source_id']})",
-                    "Chunk of each span": where,
-                    "Together": "yes" if check["together"] else "no",
-                }
-            )
-    return rows
+def _figures(result: QuestionResult) -> str:
+    hit = "✓ one chunk holds it all" if result["hit"] else "✗ no chunk holds it all"
+    return (
+        f'<div class="cbx-fig">recall <b>{result["recall"]:.3f}</b> · precision '
+        f"<b>{result['precision']:.3f}</b> · IoU <b>{result['iou']:.3f}</b> · {hit}</div>"
+    )
+
+
+def render_ranked_view(
+    text: str, name: str, config: Mapping[str, object], index: Index, result: QuestionResult
+) -> str:
+    """One column's view of a question's document: its references outlined, each
+    retrieved chunk marked with its rank; a header with the question's figures and the
+    ranked hits (those in other documents named by source and offsets).
+
+    Drawn within `MAX_DRAWN_PIECES`, as `render_view` is.
+    """
+    source_id = result["source_id"]
+    chunks = [c for c in index["chunks"] if c["source_id"] == source_id]
+    orders = {c["chunk_id"]: c["order"] for c in chunks}
+    ranks = {
+        orders[h["chunk_id"]]: h["rank"] for h in result["retrieved"] if h["chunk_id"] in orders
+    }
+    references = result["references"]
+    marks = [
+        Highlight(
+            result["id"], "answer" if len(references) == 1 else f"answer {n}", r["start"], r["end"]
+        )
+        for n, r in enumerate(references, 1)
+    ]
+    hits = "".join(
+        f'<span class="cbx-hitref"><span class="cbx-r" data-r="#{h["rank"]}"></span>'
+        + (
+            f"chunk {orders[h['chunk_id']]}"
+            if h["chunk_id"] in orders
+            else f"<bdi>{escape(h['source_id'])}</bdi> [{h['start']:,}, {h['end']:,})"
+        )
+        + "</span>"
+        for h in result["retrieved"]
+    )
+    head = (
+        f'<div class="cbx-view cbx-ranked" data-ranked="{escape(name)}">'
+        f'<div class="cbx-head">{escape(name)} '
+        f'<span class="cbx-sub">({escape(size_words(config))})</span>'
+        f'{_figures(result)}<div class="cbx-hits">top {len(result["retrieved"])}: {hits}</div>'
+    )
+    if len(chunks) + len(marks) > MAX_DRAWN_PIECES:
+        return (
+            f'{head}</div><div class="cbx-limit">Not drawn: this view has {len(chunks):,} '
+            f"chunks and a view draws at most {MAX_DRAWN_PIECES:,}. Raise max_chars or "
+            "choose a smaller document; the hits above still say where each lies.</div></div>"
+        )
+    return f'{head}</div><div class="cbx-doc">{render_text(text, chunks, marks, ranks)}</div></div>'
+
+
+_VERDICT_MARK = {"together": "✓ together", "split": "✗ split", "not evaluated": "not evaluated"}
+_VERDICT_CLASS = {"together": "cbx-yes", "split": "cbx-no", "not evaluated": "cbx-skip"}
+
+
+def render_matrix(names: Sequence[str], rows: Sequence[MatrixRow]) -> str:
+    """A row per span check, a cell per column: the verdict coloured, where each span lies."""
+    if not rows:
+        return (
+            '<div class="cbx-note">No span checks yet: list them in the manifest, or add one '
+            "under <b>Span checks</b> below, to see which columns keep them together.</div>"
+        )
+    head = "".join(f"<th><bdi>{escape(plain_text(name))}</bdi></th>" for name in names)
+    body = "".join(
+        f'<tr><th scope="row"><bdi>{escape(plain_text(row.check_id))}</bdi>'
+        f'<div class="cbx-where"><bdi>{escape(plain_text(row.source_id))}</bdi></div></th>'
+        + "".join(
+            f'<td class="cbx-cell {_VERDICT_CLASS[cell.verdict]}" data-verdict="{cell.verdict}">'
+            f"{_VERDICT_MARK[cell.verdict]}"
+            f'<div class="cbx-where">{escape(plain_text(cell.where))}</div></td>'
+            for cell in row.cells
+        )
+        + "</tr>"
+        for row in rows
+    )
+    return (
+        '<div class="cbx-scroll"><table class="cbx-matrix"><thead><tr><th>Span check</th>'
+        f"{head}</tr></thead><tbody>{body}</tbody></table></div>"
+    )
 
 
 def document_rows(load: LoadResult) -> list[dict[str, str]]:

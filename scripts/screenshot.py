@@ -1,6 +1,8 @@
 """Start the app, open it in headless Chromium, and save a full-page screenshot.
 
-make screenshot      (writes docs/screenshot.png; look at it before you commit it)
+make screenshot      (writes docs/screenshot.png and docs/screenshot-narrow.png, 900 px
+                      wide; look at them before you commit them)
+scripts/screenshot.py [PNG [QUERY [WIDTH]]]   one screenshot
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from tests.appserver import CHROMIUM_ARGS, IDLE, ROOT, chromium_path, running_ap
 def main(argv: list[str]) -> int:
     target = Path(argv[0]) if argv else ROOT / "docs" / "screenshot.png"
     query = argv[1] if len(argv) > 1 else ""
+    width = int(argv[2]) if len(argv) > 2 else 1680
     target.parent.mkdir(parents=True, exist_ok=True)
     with (
         tempfile.TemporaryDirectory() as scratch,
@@ -24,7 +27,7 @@ def main(argv: list[str]) -> int:
         sync_playwright() as playwright,
     ):
         browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1680, "height": 1050})
+        page = browser.new_page(viewport={"width": width, "height": 1050})
         page.goto(f"{url}/{query}")
         page.wait_for_selector("[data-policy='heading-aware']", timeout=60_000)
         page.wait_for_selector(IDLE, timeout=60_000)

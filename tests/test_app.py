@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import html
 import json
 import re
 import tomllib
@@ -69,6 +70,23 @@ def views(at: AppTest) -> dict[str, str]:
     return found
 
 
+def matrix(at: AppTest) -> dict[str, list[tuple[str, str]]]:
+    """The span-check matrix: per check, each column's (verdict, where each span lies),
+    as the page shows them (entities decoded)."""
+    markup = next(e.value for e in at.html if "cbx-matrix" in e.value)
+    found = {}
+    for row in re.findall(r'<tr><th scope="row">(.*?)</tr>', markup):
+        check = re.search(r"<bdi>(.*?)</bdi>", row)
+        assert check is not None
+        cells = re.findall(r'data-verdict="([^"]+)">[^<]*<div class="cbx-where">(.*?)</div>', row)
+        found[html.unescape(check.group(1))] = [(v, html.unescape(w)) for v, w in cells]
+    return found
+
+
+def verdicts(at: AppTest, check: str = "save-copy-qualifier") -> list[str]:
+    return [verdict for verdict, _ in matrix(at)[check]]
+
+
 def download_labels(at: AppTest) -> list[str]:
     return [str(getattr(button, "label", "")) for button in at.get("download_button")]
 
@@ -115,8 +133,9 @@ def test_opens_on_the_bundled_fixture_with_the_recorded_result() -> None:
     assert at.title[0].value == "Chunk Boundary Explorer"
     assert "side by side" in at.caption[0].value
     assert counts(at) == ["13", "8", "7"]
-    assert [r["Together"] for r in rows(at)] == ["no", "no", "yes"]
-    assert [r["Chunk of each span"] for r in rows(at)][1] == "instruction: 0 · qualifier: 1"
+    assert verdicts(at) == ["split", "split", "together"]
+    assert matrix(at)["save-copy-qualifier"][1][1] == "instruction: chunk 0 · qualifier: chunk 1"
+    assert [r["Checks kept"] for r in rows(at)] == ["0/1", "0/1", "1/1"]
     assert set(views(at)) == {"fixed-char", "paragraph", "heading-aware"}
     assert "✓ <bdi>save-copy-qualifier</bdi>: together" in views(at)["heading-aware"]
     assert "✗ <bdi>save-copy-qualifier</bdi>: split" in views(at)["paragraph"]
@@ -148,7 +167,7 @@ def test_slider_changes_the_heading_aware_count_at_once() -> None:
     assert at.query_params["heading-aware"] == "2000"
     at.slider(key="heading-aware").set_value(20).run()
     assert counts(at) == ["13", "8", "8"]
-    assert [r["Together"] for r in rows(at)] == ["no", "no", "no"]
+    assert verdicts(at) == ["split", "split", "split"]
 
 
 def test_fixed_size_changes_the_fixed_char_count() -> None:
@@ -212,9 +231,8 @@ def test_add_a_check_by_quote_and_see_it_evaluated() -> None:
         check_b_quote="save_copy never overwrites a document.",
     )
     assert not errors(at)
-    new = [r for r in rows(at) if r["Check"].startswith("revision-rule")]
-    assert [r["Together"] for r in new] == ["no", "yes", "yes"]
-    assert new[0]["Chunk of each span"] == "first: 1 · second: 2"
+    assert verdicts(at, "revision-rule") == ["split", "together", "together"]
+    assert matrix(at)["revision-rule"][0][1] == "first: chunk 1 · second: chunk 2"
     assert any("Added here: revision-rule on aster-copy-v1" in shown(m.value) for m in at.markdown)
 
 
@@ -223,8 +241,7 @@ def test_add_a_check_by_offsets() -> None:
     at.radio(key="check_mode").set_value("Offsets").run()
     add_check(at, "by-offsets", check_a_start=51, check_a_end=77)
     assert not errors(at)
-    new = [r for r in rows(at) if r["Check"].startswith("by-offsets")]
-    assert [r["Together"] for r in new] == ["yes", "yes", "yes"]
+    assert verdicts(at, "by-offsets") == ["together", "together", "together"]
 
 
 @pytest.mark.parametrize(
@@ -242,7 +259,7 @@ def test_bad_checks_are_refused_with_their_code(
 ) -> None:
     at = add_check(start(), name, **fields)
     assert any(message in e for e in errors(at)), errors(at)
-    assert len(rows(at)) == 3
+    assert list(matrix(at)) == ["save-copy-qualifier"]
 
 
 def test_offsets_out_of_range_are_refused() -> None:
@@ -254,9 +271,9 @@ def test_offsets_out_of_range_are_refused() -> None:
 
 def test_remove_an_added_check() -> None:
     at = add_check(start(), "temp", check_a_quote="Listing documents")
-    assert len(rows(at)) == 6
+    assert list(matrix(at)) == ["save-copy-qualifier", "temp"]
     at.button(key="remove_check_0").click().run()
-    assert len(rows(at)) == 3
+    assert list(matrix(at)) == ["save-copy-qualifier"]
 
 
 # -- uploads -----------------------------------------------------------------------------------
@@ -517,8 +534,7 @@ def test_a_check_id_is_shown_as_text() -> None:
     at = add_check(start(), name, check_a_quote="Listing documents")
     [added] = [m.value for m in at.markdown if m.value.startswith("Added here")]
     assert_literal(added, "Added here: id`" + PIXEL + "`\\u202e on aster-copy-v1")
-    [row] = [r for r in rows(at) if r["Policy"] == "paragraph" and r["Check"].startswith("id`")]
-    assert row["Check"] == f"id`{PIXEL}`\\u202e (aster-copy-v1)"
+    assert f"id`{PIXEL}`\\u202e" in matrix(at)  # the override spelled out, the image text
 
 
 def test_an_unfound_quote_is_echoed_as_text() -> None:
@@ -553,10 +569,10 @@ def test_a_zip_with_two_entries_of_one_path_is_refused() -> None:
 
 def test_a_bidi_override_in_a_label_stays_in_its_cell() -> None:
     at = add_check(start(), "rtl", check_a_label="\u202eevil", check_a_quote="Listing documents")
-    cells = [r["Chunk of each span"] for r in rows(at) if r["Check"].startswith("rtl")]
+    cells = [where for _, where in matrix(at)["rtl"]]
     assert len(cells) == 3 and all(c.startswith("\\u202eevil: ") for c in cells), cells
-    raw = at.table[0].value.to_dict("records")
-    assert not any("\u202e" in value for row in raw for value in row.values())
+    markup = next(e.value for e in at.html if "cbx-matrix" in e.value)
+    assert "\u202e" not in markup
 
 
 def test_a_json_integer_of_5000_digits_is_refused_with_its_code() -> None:
@@ -626,7 +642,7 @@ def test_at_most_50_checks_can_be_added() -> None:
     assert errors(at) == [
         "**invalid_manifest**: at most 50 checks can be added here: remove one first"
     ]
-    assert not any(r["Check"].startswith("one-more") for r in rows(at))
+    assert "one-more" not in matrix(at)
 
 
 def test_every_cache_is_bounded_in_entries_and_time() -> None:
@@ -638,7 +654,7 @@ def test_every_cache_is_bounded_in_entries_and_time() -> None:
         for decorator in node.decorator_list
         if isinstance(decorator, ast.Call) and ast.unparse(decorator.func).startswith("st.cache")
     ]
-    assert len(caches) == 3
+    assert len(caches) == 4
     for cache in caches:
         assert {"max_entries", "ttl"} <= {k.arg for k in cache.keywords}, ast.unparse(cache)
     server = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text("utf-8"))["server"]

@@ -88,8 +88,14 @@ def choose_source(page: Page, label: str, shows: str) -> None:
 
 def test_load_shows_three_views_and_the_recorded_counts(page: Page) -> None:
     expect(page.get_by_role("heading", name="Chunk Boundary Explorer")).to_be_visible()
-    assert [table_cell(page, r, 1) for r in range(3)] == ["13", "8", "7"]
-    assert [table_cell(page, r, 4) for r in range(3)] == ["no", "no", "yes"]
+    assert [table_cell(page, r, 3) for r in range(3)] == ["13", "8", "7"]
+    verdicts = page.locator(".cbx-matrix tbody td")
+    assert verdicts.all_inner_texts()[0].startswith("✗ split")
+    assert [v.get_attribute("data-verdict") for v in verdicts.all()] == [
+        "split",
+        "split",
+        "together",
+    ]
     for policy in ("fixed-char", "paragraph", "heading-aware"):
         expect(page.locator(f"[data-policy='{policy}'] .cbx-doc")).to_be_visible()
     # The untrusted fixture line is literal text, not markup.
@@ -111,7 +117,7 @@ def test_moving_the_slider_changes_the_heading_aware_count(page: Page) -> None:
     expect(thumb).to_have_text("2000")
     expect(page.locator(HEADING_AWARE)).to_contain_text("5 in all")
     wait_idle(page)
-    assert table_cell(page, 2, 1) == "5"
+    assert table_cell(page, 2, 3) == "5"
     assert "heading-aware=2000" in page.url
 
 
@@ -121,7 +127,7 @@ def test_upload_a_manifest_with_its_files(page: Page) -> None:
     page.locator(SIDEBAR_UPLOAD).set_input_files(paths)
     expect(page.locator(HEADING_AWARE)).to_contain_text("7 in all", timeout=30_000)
     wait_idle(page)
-    assert [table_cell(page, r, 1) for r in range(3)] == ["13", "8", "7"]
+    assert [table_cell(page, r, 3) for r in range(3)] == ["13", "8", "7"]
 
 
 def test_upload_a_zip(page: Page, tmp_path: Path) -> None:
@@ -304,3 +310,39 @@ def test_an_outline_never_covers_a_glyph(page: Page) -> None:
         for y in range(height * 2 // 3, height)
     ]
     assert any(max(p) < 150 for p in lower), "the underscore is not drawn"
+
+
+def test_the_scoreboard_numbers(page: Page) -> None:
+    """A row per column: its size, checks kept, chunks, sizes and flagged chunks; the
+    colours of the verdicts; the histogram opens."""
+    header = page.locator("[data-testid='stTable'] table").first.locator("thead th")
+    assert header.all_inner_texts()[-5:] == [
+        "Size",
+        "Checks kept",
+        "Chunks",
+        "Chars min / median / max",
+        "Flagged chunks",
+    ]
+    assert [table_cell(page, r, 0) for r in range(3)] == [
+        "fixed-char",
+        "paragraph",
+        "heading-aware",
+    ]
+    assert [table_cell(page, r, 1) for r in range(3)] == [
+        "max_chars 80",
+        "unsized, one chunk per paragraph",
+        "max_chars 220",
+    ]
+    assert [table_cell(page, r, 2) for r in range(3)] == ["0/1", "0/1", "1/1"]
+    assert [table_cell(page, r, 4) for r in range(3)] == [
+        "45 / 80 / 80",
+        "62 / 123 / 160",
+        "62 / 131 / 219",
+    ]
+    assert [table_cell(page, r, 5) for r in range(3)] == ["11", "2", "1"]
+    together = page.locator(".cbx-matrix td[data-verdict='together']")
+    assert together.evaluate("e => getComputedStyle(e).backgroundColor") == "rgb(215, 245, 221)"
+    split = page.locator(".cbx-matrix td[data-verdict='split']").first
+    assert split.evaluate("e => getComputedStyle(e).backgroundColor") == "rgb(253, 224, 224)"
+    page.get_by_text("Chunk sizes per column").click()
+    expect(page.locator("[data-testid='stVegaLiteChart']")).to_be_visible(timeout=10_000)

@@ -19,7 +19,6 @@ from explorer.pipeline import run_column
 from explorer.render import (
     MAX_DRAWN_PIECES,
     STYLE,
-    containment_rows,
     highlights,
     render_text,
     render_view,
@@ -108,36 +107,6 @@ def test_spans_are_outlined_and_labelled_at_their_start() -> None:
     # Windows are [4, 8) and [8, 12): the span [6, 9) is outlined in two pieces.
     assert markup.count("cbx-in") == 2
     assert 'title="span &#x27;q&#x27; of check &#x27;c&#x27;" data-l="q"></span>' in markup
-
-
-def test_containment_rows_say_where_spans_lie() -> None:
-    text = "# T\n\nabcdefgh\n\nijkl\n"
-    check = SpanCheck.model_validate(
-        {
-            "id": "c",
-            "source_id": "d",
-            "spans": [
-                {"label": "inside", "start": 5, "end": 7},
-                {"label": "across", "start": 7, "end": 11},
-                {"label": "heading", "start": 0, "end": 3},
-            ],
-        }
-    )
-    resolved = [resolve_check(check, text)]
-    evaluated = [built([doc(text)], resolved, make_config("fixed-char", 4))]
-    [row] = containment_rows(evaluated)
-    assert row == {
-        "Policy": "fixed-char",
-        "Chunks": "4",
-        "Check": "c (d)",
-        "Chunk of each span": "inside: 0 · across: split across 0, 1 · heading: in no chunk",
-        "Together": "no",
-    }
-
-
-def test_a_policy_without_checks_still_gets_a_row() -> None:
-    evaluated = [built([doc("# T\n\nx\n")], [], make_config("paragraph"))]
-    assert containment_rows(evaluated)[0]["Check"] == "—"
 
 
 def test_a_view_past_the_drawing_limit_says_so_instead_of_drawing() -> None:

@@ -1,0 +1,152 @@
+"""The scoreboard: how each column (a policy and its config) did, at a glance.
+
+One row per column (checks kept, chunk count, sizes, flagged chunks), a matrix of span
+checks by columns, and the chunk sizes binned for a histogram. Pure data: the app shows
+it, `render.render_matrix` draws the matrix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from statistics import median_low
+from typing import Literal
+
+from .checks import SpanResult
+from .flags import flag_counts
+from .index import ChunkRecord
+from .pipeline import Column
+from .report import SkippedCheck
+
+Verdict = Literal["together", "split", "not evaluated"]
+HISTOGRAM_BINS = 20
+
+
+@dataclass(frozen=True)
+class ColumnScore:
+    name: str
+    config: Mapping[str, object]
+    checks_kept: int
+    checks_evaluated: int
+    chunks: int
+    sizes: tuple[int, int, int] | None  # min, median (the lower middle), max in characters
+    flags: Mapping[str, int]  # per flag, and "flagged": chunks with any
+
+
+def chunk_size(chunk: ChunkRecord) -> int:
+    """A chunk's size in characters (code points)."""
+    return chunk["end"] - chunk["start"]
+
+
+def column_score(column: Column, flagged: Sequence[tuple[str, ...]]) -> ColumnScore:
+    """`flagged` is `flags.index_flags` of the column's chunks."""
+    checks = column.result["checks"]
+    sizes = [chunk_size(c) for c in column.index["chunks"]]
+    return ColumnScore(
+        name=column.name,
+        config=column.result["config"],
+        checks_kept=sum(1 for c in checks if c["together"]),
+        checks_evaluated=len(checks),
+        chunks=column.result["chunk_count"],
+        sizes=(min(sizes), median_low(sizes), max(sizes)) if sizes else None,
+        flags=flag_counts(flagged),
+    )
+
+
+def score_rows(scores: Sequence[ColumnScore], skipped: int = 0) -> list[dict[str, str]]:
+    """The scoreboard as table rows; every count with thousands separators."""
+    from .render import size_words  # the one spelling of a size
+
+    rows = []
+    for score in scores:
+        if score.checks_evaluated:
+            kept = f"{score.checks_kept:,}/{score.checks_evaluated:,}"
+        else:
+            kept = "no check evaluated" if skipped else "no checks"
+        low, middle, high = score.sizes or (0, 0, 0)
+        rows.append(
+            {
+                "Column": score.name,
+                "Size": size_words(score.config),
+                "Checks kept": kept,
+                "Chunks": f"{score.chunks:,}",
+                "Chars min / median / max": f"{low:,} / {middle:,} / {high:,}",
+                "Flagged chunks": f"{score.flags['flagged']:,}",
+            }
+        )
+    return rows
+
+
+@dataclass(frozen=True)
+class Cell:
+    verdict: Verdict
+    where: str  # the chunk of each span, or why the check was not evaluated
+
+
+@dataclass(frozen=True)
+class MatrixRow:
+    check_id: str
+    source_id: str
+    cells: tuple[Cell, ...]  # one per column, in column order
+
+
+def where(span: SpanResult, orders: Mapping[str, int]) -> str:
+    """The chunk (its order) that holds a span, or the chunks that split it."""
+    containing = span["containing_chunk_ids"]
+    overlapping = span["overlapping_chunk_ids"]
+    if containing:
+        return "chunk " + ", ".join(str(orders[c]) for c in containing)
+    if overlapping:
+        return "split across " + ", ".join(str(orders[c]) for c in overlapping)
+    return "in no chunk"
+
+
+def check_matrix(columns: Sequence[Column], skipped: Sequence[SkippedCheck]) -> list[MatrixRow]:
+    """One row per span check: its verdict in each column; a check of a document that did
+    not load is in every column 'not evaluated', with the reason."""
+    rows: list[MatrixRow] = []
+    if columns:
+        orders = [{c["chunk_id"]: c["order"] for c in col.index["chunks"]} for col in columns]
+        for position, check in enumerate(columns[0].result["checks"]):
+            cells = []
+            for column, order in zip(columns, orders, strict=True):
+                result = column.result["checks"][position]
+                spans = " · ".join(f"{s['label']}: {where(s, order)}" for s in result["spans"])
+                cells.append(Cell("together" if result["together"] else "split", spans))
+            rows.append(MatrixRow(check["id"], check["source_id"], tuple(cells)))
+    for skip in skipped:
+        cell = Cell("not evaluated", skip["reason"])
+        rows.append(MatrixRow(skip["id"], skip["source_id"], (cell,) * len(columns)))
+    return rows
+
+
+@dataclass(frozen=True)
+class Histogram:
+    """Chunk sizes of every column in the same bins: `[edges[i], edges[i] + width)`."""
+
+    width: int
+    edges: tuple[int, ...]
+    counts: Mapping[str, tuple[int, ...]]  # column name -> count per bin
+
+
+def _nice_width(span: int, bins: int) -> int:
+    raw = max(1, -(-span // bins))
+    for step in (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 2500, 5000):
+        if step >= raw:
+            return step
+    return raw
+
+
+def size_histogram(columns: Sequence[Column], bins: int = HISTOGRAM_BINS) -> Histogram:
+    """Every column's chunk sizes in common bins of a round width, from 0."""
+    sizes = {col.name: [chunk_size(c) for c in col.index["chunks"]] for col in columns}
+    largest = max((max(s) for s in sizes.values() if s), default=0)
+    width = _nice_width(largest + 1, bins)
+    count = largest // width + 1
+    counts = {}
+    for name, values in sizes.items():
+        binned = [0] * count
+        for value in values:
+            binned[value // width] += 1
+        counts[name] = tuple(binned)
+    return Histogram(width, tuple(i * width for i in range(count)), counts)

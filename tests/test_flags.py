@@ -1,0 +1,106 @@
+"""Quality flags (docs/contract.md §12): each rule on small exact cases."""
+
+from __future__ import annotations
+
+from explorer import build_index, make_config
+from explorer.documents import DocumentRecord, document_record
+from explorer.flags import (
+    DANGLING,
+    FLAGS,
+    IN_CODE_BLOCK,
+    MID_SENTENCE,
+    OVER_SIZE,
+    TINY,
+    Fences,
+    document_flags,
+    flag_counts,
+    index_flags,
+    mid_sentence,
+    opens_with_back_reference,
+)
+
+
+def doc(text: str, source_id: str = "d") -> DocumentRecord:
+    return document_record(
+        {"source_id": source_id, "version": "1", "path": f"{source_id}.md", "sha256": "0" * 64},
+        text,
+    )
+
+
+def flags_of(text: str, policy: str, size: int | None) -> list[tuple[str, ...]]:
+    config = make_config(policy, size)
+    chunks = build_index([doc(text)], config)["chunks"]
+    return document_flags(text, chunks, config)
+
+
+def test_a_cut_inside_a_line_without_a_sentence_end_is_mid_sentence() -> None:
+    text = "one two three. four five\n"
+    assert mid_sentence(text, 8)  # "one two |three"
+    assert not mid_sentence(text, 15)  # "three. |four": after a full stop
+    assert not mid_sentence(text, 24)  # at the line's end
+    assert not mid_sentence(text, 0) and not mid_sentence(text, len(text))
+    assert not mid_sentence('He said "stop." Then\n', 16)  # closing quote after the stop
+
+
+def test_fenced_blocks_are_found_and_a_cut_between_their_lines_is_inside() -> None:
+    text = "a\n```py\nx = 1\ny = 2\n```\nb\n~~~~\nopen to the end\n"
+    fences = Fences.of(text)
+    first = text.index("```py")
+    closing_end = text.index("```\nb") + 4
+    assert fences.starts[0] == first and fences.ends[0] == closing_end
+    assert fences.inside(text.index("y = 2"))
+    assert not fences.inside(first) and not fences.inside(closing_end)
+    assert fences.inside(text.index("open")) and fences.ends[1] == len(text)
+
+
+def test_a_closing_fence_needs_the_same_character_and_at_least_its_length() -> None:
+    text = "````\ncode\n```\nstill code\n````\nafter\n"
+    fences = Fences.of(text)
+    assert fences.inside(text.index("still")) and not fences.inside(text.index("after"))
+
+
+def test_back_references_are_the_listed_openings_only() -> None:
+    for opening in (
+        "This is",
+        "It means",
+        "- These",
+        "> See above",
+        "**Such** a",
+        "1. As mentioned",
+    ):
+        assert opens_with_back_reference(opening), opening
+    for opening in ("There are", "Thistle", "Italy", "the", "Call it"):
+        assert not opens_with_back_reference(opening), opening
+
+
+def test_over_size_and_tiny_against_max_chars() -> None:
+    text = "# T\n\n" + "x" * 50 + "\n\ny\n"
+    assert flags_of(text, "paragraph", None) == [(), ()]  # no size, no size flags
+    assert flags_of(text, "heading-aware", 30) == [(OVER_SIZE,), (TINY,)]  # 51 and 2 chars
+    assert flags_of(text, "heading-aware", 20) == [(OVER_SIZE,), ()]  # 2 is a tenth of 20
+
+
+def test_fixed_char_cuts_mid_sentence_and_inside_code() -> None:
+    text = "# T\n\nA long sentence without an end here and more\n\n```\nline one\nline two\n```\n"
+    flagged = flags_of(text, "fixed-char", 16)
+    assert any(MID_SENTENCE in names for names in flagged)
+    assert any(IN_CODE_BLOCK in names for names in flagged)
+    for names in flagged:
+        assert names == tuple(name for name in FLAGS if name in names)  # in FLAGS order
+
+
+def test_a_back_reference_away_from_its_heading_is_flagged_but_not_first_in_section() -> None:
+    text = "# T\n\nThis opens the section.\n\nIt refers back.\n\nPlain words.\n"
+    flagged = flags_of(text, "paragraph", None)
+    assert [DANGLING in names for names in flagged] == [False, True, False]
+
+
+def test_index_flags_follow_each_document_and_count() -> None:
+    texts = {"a": "# A\n\nIt starts.\n\nIt goes on.\n", "b": "# B\n\nFine.\n"}
+    config = make_config("paragraph")
+    chunks = build_index([doc(t, s) for s, t in texts.items()], config)["chunks"]
+    flagged = index_flags(texts, chunks, config)
+    assert len(flagged) == len(chunks) == 3
+    assert DANGLING in flagged[1] and DANGLING not in flagged[2]
+    counts = flag_counts(flagged)
+    assert counts[DANGLING] == 1 and counts[TINY] == 0 and counts["flagged"] == 1

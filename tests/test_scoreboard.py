@@ -1,0 +1,94 @@
+"""The scoreboard: per column scores, the check matrix and the size histogram."""
+
+from __future__ import annotations
+
+from explorer import make_config, resolve_check
+from explorer.flags import index_flags
+from explorer.manifest import SpanCheck
+from explorer.pipeline import Column, run_column
+from explorer.render import render_matrix
+from explorer.scoreboard import (
+    Cell,
+    check_matrix,
+    column_score,
+    score_rows,
+    size_histogram,
+)
+from tests.test_render import doc
+
+TEXT = "# T\n\nabcdefgh\n\nijkl\n"
+CHECK = SpanCheck.model_validate(
+    {
+        "id": "c<x>",
+        "source_id": "d",
+        "spans": [
+            {"label": "inside", "start": 5, "end": 7},
+            {"label": "across", "start": 7, "end": 11},
+            {"label": "heading", "start": 0, "end": 3},
+        ],
+    }
+)
+
+
+def column(policy: str, size: int | None, checks: bool = True) -> Column:
+    resolved = [resolve_check(CHECK, TEXT)] if checks else []
+    return run_column(policy, [doc(TEXT)], resolved, make_config(policy, size))
+
+
+def test_a_row_per_column_with_counts_sizes_and_flags() -> None:
+    fixed = column("fixed-char", 4)
+    flagged = index_flags({"d": TEXT}, fixed.index["chunks"], fixed.config)
+    score = column_score(fixed, flagged)
+    assert score.sizes == (4, 4, 4)  # abcd efgh ijkl
+    [row] = score_rows([score])
+    assert row == {
+        "Column": "fixed-char",
+        "Size": "max_chars 4",
+        "Checks kept": "0/1",
+        "Chunks": f"{fixed.result['chunk_count']:,}",
+        "Chars min / median / max": "4 / 4 / 4",
+        "Flagged chunks": str(score.flags["flagged"]),
+    }
+
+
+def test_thousands_separators_and_no_checks_said_in_words() -> None:
+    text = "# T\n\n" + "word " * 2_000 + "\n"
+    big = run_column("fixed-char", [doc(text)], [], make_config("fixed-char", 4))
+    score = column_score(big, [()] * big.result["chunk_count"])
+    [row] = score_rows([score])
+    assert row["Chunks"] == "2,500" and row["Checks kept"] == "no checks"
+    assert score_rows([score], skipped=1)[0]["Checks kept"] == "no check evaluated"
+
+
+def test_the_matrix_says_where_each_span_lies_and_what_was_not_evaluated() -> None:
+    columns = [column("fixed-char", 4), column("paragraph", None)]
+    skipped = [{"id": "gone", "source_id": "lost", "reason": "its document did not load (x)"}]
+    rows = check_matrix(columns, skipped)  # type: ignore[arg-type]
+    assert [row.check_id for row in rows] == ["c<x>", "gone"]
+    assert rows[0].cells[0] == Cell(
+        "split", "inside: chunk 0 · across: split across 0, 1 · heading: in no chunk"
+    )
+    assert rows[0].cells[1].verdict == "split"
+    assert rows[1].cells == (Cell("not evaluated", "its document did not load (x)"),) * 2
+    markup = render_matrix([c.name for c in columns], rows)
+    assert "c&lt;x&gt;" in markup and "<x>" not in markup
+    assert markup.count('data-verdict="not evaluated"') == 2
+    assert markup.count('class="cbx-cell cbx-no"') == 2
+
+
+def test_no_checks_is_a_sentence_not_a_table_of_dashes() -> None:
+    assert "No span checks yet" in render_matrix(["a"], [])
+
+
+def test_the_histogram_bins_every_chunk_of_every_column_in_common_bins() -> None:
+    columns = [column("fixed-char", 4, checks=False), column("paragraph", None, checks=False)]
+    histogram = size_histogram(columns, bins=4)
+    largest = max(c["end"] - c["start"] for col in columns for c in col.index["chunks"])
+    assert histogram.width == 5  # a round width that makes at most 4 bins of 0..largest
+    assert histogram.edges == tuple(range(0, largest + 1, 5))
+    for col in columns:
+        assert sum(histogram.counts[col.name]) == col.result["chunk_count"]
+    sizes = sorted(c["end"] - c["start"] for c in columns[1].index["chunks"])
+    assert histogram.counts["paragraph"] == tuple(
+        sum(1 for s in sizes if edge <= s < edge + 5) for edge in histogram.edges
+    )

@@ -1,0 +1,58 @@
+"""The scoreboard: a row per column, the span checks by column, and chunk sizes.
+
+Widgets and layout only: `explorer.scoreboard` computes, `explorer.render` draws HTML.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import altair as alt
+import streamlit as st
+
+from explorer import Exploration
+from explorer.display import markdown_rows
+from explorer.render import render_matrix
+from explorer.scoreboard import check_matrix, column_score, score_rows, size_histogram
+
+
+def show_scoreboard(
+    exploration: Exploration, flagged: Mapping[str, Sequence[tuple[str, ...]]]
+) -> None:
+    """`flagged` maps each column's name to `flags.index_flags` of its chunks."""
+    columns = exploration.columns
+    scores = [column_score(c, flagged[c.name]) for c in columns]
+    st.subheader("Scoreboard")
+    st.table(markdown_rows(score_rows(scores, skipped=len(exploration.skipped))))
+    st.markdown("**Do the spans stay together?** One row per span check, one column per column.")
+    st.html(render_matrix([c.name for c in columns], check_matrix(columns, exploration.skipped)))
+    with st.expander("Chunk sizes per column", expanded=False):
+        st.altair_chart(size_chart(exploration), use_container_width=True)
+
+
+def size_chart(exploration: Exploration) -> alt.FacetChart:
+    histogram = size_histogram(exploration.columns)
+    frame = {
+        "values": [
+            {"column": name, "from": edge, "chunks": count}
+            for name, counts in histogram.counts.items()
+            for edge, count in zip(histogram.edges, counts, strict=True)
+        ]
+    }
+    bars = (
+        alt.Chart(frame)
+        .mark_bar()
+        .encode(
+            x=alt.X("from:Q", title=f"chunk size in characters (bins of {histogram.width:,})"),
+            x2=alt.X2("to:Q"),
+            y=alt.Y("chunks:Q", title="chunks"),
+            color=alt.Color("column:N", legend=None),
+            tooltip=["column:N", "from:Q", "to:Q", alt.Tooltip("chunks:Q", format=",")],
+        )
+        .transform_calculate(to=f"datum.from + {histogram.width}")
+        .properties(height=90)
+    )
+    chart: alt.FacetChart = bars.facet(row=alt.Row("column:N", title=None)).resolve_scale(
+        y="independent"
+    )
+    return chart
