@@ -9,6 +9,7 @@ checked like the others.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -16,7 +17,7 @@ from functools import cached_property
 import orjson
 
 from .checks import CheckResult, ResolvedCheck, evaluate_checks, resolve_check
-from .config import MAX_CHARS_LIMIT, ChunkConfig
+from .config import MAX_CHARS_LIMIT, ChunkConfig, ParameterValue
 from .documents import DocumentRecord
 from .errors import ErrorCode, ExplorerError
 from .imports import ChunkFile, place
@@ -24,7 +25,7 @@ from .index import ChunkRecord, GivenSpans, Index, build_index, write_index
 from .limits import DEFAULT_LIMITS, Limits
 from .loading import LoadResult
 from .manifest import SpanCheck
-from .policies import POLICIES, make_config
+from .policies import LIBRARY_POLICIES, POLICIES, make_config
 from .report import REPORT_VERSION, DocumentStatusEntry, PolicyResult, Report, SkippedCheck
 from .validate import validate_index
 
@@ -104,8 +105,15 @@ class Settings:
         """
         sizes: dict[str, int] = {}
         notes: list[str] = []
+        live: list[ChunkConfig] = []
         for key, raw in query.items():
             name = _QUERY_ALIASES.get(key, key)
+            if name in LIBRARY_POLICIES:
+                try:
+                    live.append(_live_config(name, raw, query, high))
+                except ExplorerError as error:
+                    notes.append(f"Ignored the {name} column from the link: {error.detail}.")
+                continue
             policy = POLICIES.get(name)
             if policy is None or policy.default_max_chars is None:
                 continue
@@ -118,19 +126,65 @@ class Settings:
                 )
             else:
                 sizes[name] = size
-        return cls.from_sizes(sizes), notes
+        return cls(cls.from_sizes(sizes).configs + tuple(live)), notes
 
     def to_query(self) -> dict[str, str]:
-        """The link parameters that `from_query` reads back into these settings."""
-        return {
-            config.strategy: str(config.max_chars)
-            for config in self.configs
-            if config.max_chars is not None
-        }
+        """The link parameters that `from_query` reads back into these settings: a sized
+        policy's max_chars; a live column's size (`500`, `500,50` with overlap, `256t` in
+        tokens) and each parameter not at the library's default as `NAME.KEY=JSON`."""
+        query: dict[str, str] = {}
+        for config in self.configs:
+            if config.library is not None:
+                query.setdefault(config.strategy, _live_size(config))
+                defaults = LIBRARY_POLICIES[config.strategy].default_parameters()
+                for key, value in config.library.parameters.items():
+                    if value != defaults[key]:
+                        query.setdefault(f"{config.strategy}.{key}", json.dumps(value))
+            elif config.max_chars is not None:
+                query[config.strategy] = str(config.max_chars)
+        return query
 
     def config_for(self, name: str) -> ChunkConfig:
         """The first column's config of policy `name`, or that policy's default."""
         return next((c for c in self.configs if c.strategy == name), None) or make_config(name)
+
+
+def _live_size(config: ChunkConfig) -> str:
+    size = f"{config.size()}{'t' if config.unit is not None else ''}"
+    return size + (f",{config.overlap}" if config.overlap else "")
+
+
+def _live_config(name: str, raw: str, query: Mapping[str, str], high: int) -> ChunkConfig:
+    """A live column from a link: `NAME=SIZE[,OVERLAP]` (`SIZEt` in tokens) and its
+    parameters `NAME.KEY=VALUE`, each JSON or else a plain string."""
+    size_part, _, overlap_part = raw.partition(",")
+    tokens = size_part.strip().endswith("t")
+    size = _whole_number(size_part.strip().removesuffix("t"), 1, high)
+    overlap = _whole_number(overlap_part, 1, high) if overlap_part else 0
+    if size is None or overlap is None:
+        shown = raw if len(raw) <= 40 else raw[:40] + "…"
+        raise ExplorerError(
+            ErrorCode.USAGE,
+            f"{shown!r} is not SIZE or SIZE,OVERLAP (SIZEt in tokens) of whole numbers "
+            f"from 1 to {high:,}",
+        )
+    prefix = name + "."
+    parameters = {
+        key.removeprefix(prefix): _json_or_text(value)
+        for key, value in query.items()
+        if key.startswith(prefix)
+    }
+    if tokens:
+        return make_config(name, max_tokens=size, overlap=overlap, parameters=parameters)
+    return make_config(name, size, overlap=overlap, parameters=parameters)
+
+
+def _json_or_text(raw: str) -> ParameterValue:
+    try:
+        value: ParameterValue = json.loads(raw)
+    except ValueError:
+        return raw
+    return value
 
 
 def _whole_number(raw: str, low: int, high: int) -> int | None:

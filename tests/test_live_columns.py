@@ -228,3 +228,32 @@ def test_the_command_line_compares_a_live_column(tmp_path: Path) -> None:
 
 def test_live_columns_are_not_default_columns() -> None:
     assert not set(Settings.default().names) & set(LIBRARY_POLICIES)
+
+
+def test_a_link_names_live_columns_with_their_size_overlap_and_parameters() -> None:
+    query = {
+        "heading-aware": "300",
+        "langchain-recursive": "500,50",
+        "langchain-recursive.separators": '["\\n\\n", "\\n"]',
+        "semchunk": "64t",
+        "chonkie-token": "many",
+        "chonkie-recursive": "200",
+        "chonkie-recursive.min_characters_per_chunk": "true",
+    }
+    settings, notes = Settings.from_query(query)
+    assert settings.names == [
+        "fixed-char",
+        "paragraph",
+        "heading-aware",
+        "langchain-recursive",
+        "semchunk",
+    ]
+    assert [note.split(":")[0] for note in notes] == [
+        "Ignored the chonkie-token column from the link",
+        "Ignored the chonkie-recursive column from the link",
+    ]
+    link = settings.to_query()
+    assert link["langchain-recursive"] == "500,50"
+    assert link["semchunk"] == "64t"
+    assert json.loads(link["langchain-recursive.separators"]) == ["\n\n", "\n"]
+    assert Settings.from_query(link) == (settings, [])

@@ -65,6 +65,10 @@ class LibraryPolicy:
                 "(pip install -r requirements.txt)"
             ) from None
 
+    def default_parameters(self) -> dict[str, ParameterValue]:
+        """Every parameter at the library's default."""
+        return self.parameters().model_dump()
+
     def library(self, given: dict[str, ParameterValue]) -> dict[str, object]:
         """The config's `library`: the installed version and every parameter, the ones
         not given at the library's default."""

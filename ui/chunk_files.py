@@ -1,0 +1,128 @@
+"""Other pipelines beside ours: chunk files uploaded beside the manifest, and live columns
+of the chunking libraries (docs/contract.md §5c). Widgets only: `explorer.imports` and
+`explorer.policies` place, build and check; the page shows them as further columns."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import PurePosixPath
+
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+
+from explorer import ChunkConfig, ErrorCode, ExplorerError, Settings
+from explorer.imports import MAX_NAME_CHARS, ChunkFile
+from explorer.policies import LIBRARY_POLICIES, make_config
+from ui.common import show_error
+
+MAX_CHUNK_FILES = 4
+SIZE_LIMIT = 100_000  # what a live column's size field offers; the command line takes more
+
+
+def column_name(file_name: str, taken: Sequence[str]) -> str:
+    """A chunk file's column name: its file name without the extension, shortened, and
+    made unique among `taken`."""
+    stem = "".join(c for c in PurePosixPath(file_name).stem if c.isprintable()).strip()
+    name = stem[: MAX_NAME_CHARS - 4].strip() or "chunks"
+    number = 2
+    unique = name
+    while unique in taken:
+        unique, number = f"{name} ({number})", number + 1
+    return unique
+
+
+def chunk_file_uploads(sidebar: DeltaGenerator) -> tuple[ChunkFile, ...]:
+    """Your pipeline's chunks, each file a column named after it."""
+    uploads = sidebar.file_uploader(
+        "Your pipeline's chunks (optional): JSON or JSON Lines",
+        type=["json", "jsonl"],
+        accept_multiple_files=True,
+        key="chunk_files",
+        help="LangChain Documents, LlamaIndex nodes, Chonkie chunks, or "
+        "{source_id, text, start, end}: each file becomes a column, checked like ours.",
+    )
+    skip = sidebar.checkbox("Skip chunks that cannot be placed", key="chunk_files_skip")
+    files: list[ChunkFile] = []
+    for upload in (uploads or [])[:MAX_CHUNK_FILES]:
+        name = column_name(upload.name, [f.name for f in files] + list(Settings.default().names))
+        files.append(ChunkFile(name, upload.getvalue(), skip_failed=skip))
+    if uploads and len(uploads) > MAX_CHUNK_FILES:
+        sidebar.warning(f"Only the first {MAX_CHUNK_FILES} chunk files are shown.")
+    return tuple(files)
+
+
+def _key(name: str, part: str) -> str:
+    return f"live_{name}_{part}"
+
+
+def seed_live_columns(settings: Settings) -> None:
+    """A link's live columns, as the widgets' first values."""
+    chosen = []
+    for config in settings.configs:
+        library = config.library
+        if library is None or config.strategy in chosen:
+            continue
+        chosen.append(config.strategy)
+        st.session_state[_key(config.strategy, "tokens")] = config.unit is not None
+        st.session_state[_key(config.strategy, "size")] = config.size()
+        st.session_state[_key(config.strategy, "overlap")] = config.overlap or 0
+        st.session_state[_key(config.strategy, "parameters")] = json.dumps(library.parameters)
+    st.session_state["live_columns"] = chosen
+
+
+def live_columns(sidebar: DeltaGenerator) -> tuple[ChunkConfig, ...]:
+    """The library columns chosen, each with its size, overlap and parameters."""
+    chosen = sidebar.multiselect(
+        "Library columns",
+        list(LIBRARY_POLICIES),
+        key="live_columns",
+        help="Your splitter, with your parameters, beside heading-aware: the library itself "
+        "is called (its name, version and every parameter are recorded in the config).",
+    )
+    configs: list[ChunkConfig] = []
+    for name in chosen:
+        policy = LIBRARY_POLICIES[name]
+        defaults = {
+            "tokens": False,
+            "size": policy.default_max_chars or 1,
+            "overlap": 0,
+            "parameters": json.dumps(policy.default_parameters()),
+        }
+        for part, value in defaults.items():
+            st.session_state.setdefault(_key(name, part), value)
+        with sidebar.expander(name, expanded=False):
+            tokens = st.toggle("Size in cl100k_base tokens", key=_key(name, "tokens"))
+            size = st.number_input("Size", 1, SIZE_LIMIT, key=_key(name, "size"))
+            overlap = (
+                st.number_input("Overlap", 0, SIZE_LIMIT, key=_key(name, "overlap"))
+                if policy.takes_overlap
+                else 0
+            )
+            raw = st.text_area("Parameters (JSON)", key=_key(name, "parameters"), height=90)
+            try:
+                configs.append(_config(name, int(size or 1), int(overlap or 0), tokens, raw))
+            except ExplorerError as error:
+                show_error(error)
+    return tuple(configs)
+
+
+def _config(name: str, size: int, overlap: int, tokens: bool, raw: str) -> ChunkConfig:
+    try:
+        parameters = json.loads(raw)
+    except ValueError:
+        parameters = None
+    if not isinstance(parameters, dict):
+        raise ExplorerError(
+            ErrorCode.USAGE, f"the parameters of {name} are a JSON object, not {raw[:40]!r}"
+        )
+    if tokens:
+        return make_config(name, max_tokens=size, overlap=overlap, parameters=parameters)
+    return make_config(name, size, overlap=overlap, parameters=parameters)
+
+
+def with_other_pipelines(
+    settings: Settings, live: Sequence[ChunkConfig], files: Sequence[ChunkFile]
+) -> Settings:
+    """The sliders' columns, then the live columns, then the chunk files."""
+    return Settings((*settings.configs, *live), tuple(files))
