@@ -25,13 +25,15 @@ import numpy as np
 
 from explorer import (
     DirectoryReader,
+    Embedder,
     ErrorCode,
     ExplorerError,
     load_documents,
+    load_embedder,
     make_config,
     parse_manifest,
 )
-from explorer.embedding import Embedder, from_blobs, load_embedder
+from explorer.embedding import from_blobs
 from explorer.store import SearchMode, Store
 
 WORDS = [

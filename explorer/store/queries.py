@@ -31,6 +31,8 @@ SNIPPET_CHARS = 160
 
 
 class SearchMode(StrEnum):
+    """How a search ranks: by words, by meaning, or both fused (docs/contract.md §10b)."""
+
     BM25 = "bm25"
     VECTOR = "vector"
     HYBRID = "hybrid"
@@ -69,6 +71,8 @@ class Hit:
 
 
 class RunState(StrEnum):
+    """Not stored: read from a run's `finished` and whether a run holds the lock now."""
+
     FINISHED = "finished"
     RUNNING = "running"
     INTERRUPTED = "interrupted"
