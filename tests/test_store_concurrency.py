@@ -44,16 +44,21 @@ with Store(db) as store:
 """
 
 
-@contextmanager
-def paused_ingest(manifest: Path, db: Path, point: str) -> Iterator[subprocess.Popen[str]]:
-    """An ingest stopped at `point`; killed (SIGKILL) when the block ends."""
-    process = subprocess.Popen(
-        [sys.executable, "-c", PAUSING_INGEST, str(manifest), str(db), point],
+def start_python(*args: str | Path) -> subprocess.Popen[str]:
+    """Python in the project folder, its output read as text."""
+    return subprocess.Popen(
+        [sys.executable, *(str(a) for a in args)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+@contextmanager
+def paused_ingest(manifest: Path, db: Path, point: str) -> Iterator[subprocess.Popen[str]]:
+    """An ingest stopped at `point`; killed (SIGKILL) when the block ends."""
+    process = start_python("-c", PAUSING_INGEST, manifest, db, point)
     try:
         assert process.stdout is not None
         assert process.stdout.readline().strip() == f"paused at {point}"
@@ -64,13 +69,7 @@ def paused_ingest(manifest: Path, db: Path, point: str) -> Iterator[subprocess.P
 
 
 def start_cli(*args: str | Path) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "explorer", *(str(a) for a in args)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return start_python("-m", "explorer", *args)
 
 
 def corpus(folder: Path, variant: int, count: int = 12) -> Path:

@@ -113,23 +113,15 @@ def test_one_changed_paragraph_embeds_only_its_chunk(
     make_manifest: ManifestBuilder, tmp_path: Path
 ) -> None:
     db = tmp_path / "index.db"
-    ingest(
-        manifest_of(make_manifest, {"p.md": paragraphs(*FIVE)}),
-        db,
-        COUNTING,
-        "--policy",
-        "paragraph",
-    )
+
+    def ingest_paragraphs(*texts: str) -> dict[str, Any]:
+        manifest = manifest_of(make_manifest, {"p.md": paragraphs(*texts)})
+        return ingest(manifest, db, COUNTING, "--policy", "paragraph")
+
+    ingest_paragraphs(*FIVE)
     assert len(embedders.EMBEDDED) == 5
     embedders.EMBEDDED.clear()
-    changed = [*FIVE[:2], "Paragraph 2 now says something entirely new.", *FIVE[3:]]
-    run = ingest(
-        manifest_of(make_manifest, {"p.md": paragraphs(*changed)}),
-        db,
-        COUNTING,
-        "--policy",
-        "paragraph",
-    )
+    run = ingest_paragraphs(*FIVE[:2], "Paragraph 2 now says something entirely new.", *FIVE[3:])
     assert (run["updated"], run["vectors_computed"], run["vectors_reused"]) == (1, 1, 4)
     assert embedders.EMBEDDED == ["Paragraph 2 now says something entirely new.\n"]
 
@@ -329,9 +321,7 @@ def test_the_json_documents_satisfy_their_schemas(tmp_path: Path) -> None:
     assert documents["store-history"]["receipts"][0]["source_id"] == "contact"
 
 
-def test_history_shows_computed_and_reused_vectors_and_failures(
-    make_manifest: ManifestBuilder, tmp_path: Path
-) -> None:
+def test_history_shows_computed_and_reused_vectors(tmp_path: Path) -> None:
     db = tmp_path / "index.db"
     ingest(RUN1, db)
     ingest(RUN1, db)
