@@ -9,6 +9,8 @@ The names exported here are the public API, in the order of the work:
 - chunking: the policy registry `POLICIES`, `make_config` / `parse_config` (a
   `ChunkConfig`), grammar v1's `sections` and `paragraphs`, `build_index` and
   `document_chunks` (an `Index` of `ChunkRecord`s);
+- other pipelines: live columns that call a chunking library (`LIBRARY_POLICIES`), and
+  chunk files another pipeline wrote (`ChunkFile`, placed in the documents by `place`);
 - proving: `validate_index` (an index is exactly what its own documents and config
   give), `check_against_sources` (and what its pinned files give), chunk maps
   (`build_chunk_map`, `decode_chunk_map`, `check_against`);
@@ -47,6 +49,7 @@ from .evaluate import (
     sweep_columns,
 )
 from .grammar import Section, paragraphs, sections
+from .imports import ChunkFile, Placement, place
 from .index import ChunkRecord, Index, build_index, document_chunks
 from .limits import DEFAULT_LIMITS, Limits
 from .loading import (
@@ -60,7 +63,7 @@ from .loading import (
 )
 from .manifest import Manifest, ManifestDocument, ManifestSpan, SpanCheck, parse_manifest
 from .pipeline import Column, Exploration, Settings, compare, explore
-from .policies import POLICIES, Policy, make_config, parse_config
+from .policies import LIBRARY_POLICIES, POLICIES, Policy, make_config, parse_config
 from .report import Report
 from .store import Store
 from .validate import check_against_sources, validate_index, validate_index_bytes
@@ -68,9 +71,11 @@ from .validate import check_against_sources, validate_index, validate_index_byte
 __all__ = [
     "DEFAULT_LIMITS",
     "DEFAULT_MAX_DOCUMENT_BYTES",
+    "LIBRARY_POLICIES",
     "POLICIES",
     "CheckResult",
     "ChunkConfig",
+    "ChunkFile",
     "ChunkRecord",
     "Column",
     "DirectoryReader",
@@ -89,6 +94,7 @@ __all__ = [
     "ManifestSpan",
     "MappingReader",
     "PlacedQuestion",
+    "Placement",
     "Policy",
     "Question",
     "QuestionSet",
@@ -120,6 +126,7 @@ __all__ = [
     "parse_config",
     "parse_manifest",
     "parse_questions",
+    "place",
     "place_questions",
     "resolve_check",
     "sections",

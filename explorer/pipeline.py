@@ -324,9 +324,12 @@ def import_column(
     return Column(placement.config, result, index)
 
 
-# How `explore` builds one column; the app passes a cached `run_column`.
+# How `explore` builds one column, and one chunk file's; the app passes cached ones.
 ColumnRunner = Callable[
     [str, Sequence[DocumentRecord], Sequence[ResolvedCheck], ChunkConfig, Limits], Column
+]
+ImportRunner = Callable[
+    [ChunkFile, Sequence[DocumentRecord], Sequence[ResolvedCheck], Limits], Column
 ]
 
 
@@ -336,6 +339,7 @@ def explore(
     settings: Settings,
     limits: Limits = DEFAULT_LIMITS,
     run: ColumnRunner = run_column,
+    run_import: ImportRunner = import_column,
 ) -> Exploration:
     """The pipeline: resolve the checks, build and validate each column, run the checks."""
     _require_documents(load)
@@ -345,7 +349,7 @@ def explore(
         for name, config in zip(settings.config_names, settings.configs, strict=True)
     )
     imported = tuple(
-        import_column(chunk_file, load.documents, resolved, limits)
+        run_import(chunk_file, load.documents, resolved, limits)
         for chunk_file in settings.chunk_files
     )
     return Exploration(load, resolved, skipped, columns + imported)

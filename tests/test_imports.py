@@ -4,6 +4,7 @@ an imported column indexed, validated and checked like ours."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from explorer.imports import ChunkFile, detect_shape, place
 from explorer.index import build_index
 from explorer.loading import DirectoryReader, LoadResult, load_documents
 from explorer.manifest import parse_manifest
-from explorer.pipeline import Settings, explore
+from explorer.pipeline import Settings, explore, write_comparison
 from explorer.validate import validate_index
 
 from .conftest import ROOT, ManifestBuilder, run_cli
@@ -222,3 +223,18 @@ def test_a_refused_chunk_file_writes_nothing(
     assert result.code == 2
     assert result.out == ""
     assert result.err.startswith("error: chunk_not_found: chunk 1 of 'doc'")
+
+
+def test_the_streamed_report_equals_the_built_one_notes_included() -> None:
+    load = library_load()
+    manifest = parse_manifest(LIBRARY.read_bytes())
+    chunks = [
+        {"source_id": d["source_id"], "text": " ".join(d["text"].split()[:30])}
+        for d in load.documents
+    ]
+    settings = Settings(Settings.default().configs, (_file(chunks, name="loose"),))
+    written = io.BytesIO()
+    write_comparison(load, manifest.span_checks, settings, written.write)
+    report = explore(load, manifest.span_checks, settings).report
+    assert json.loads(written.getvalue()) == report
+    assert report["policies"][-1]["notes"]

@@ -11,8 +11,19 @@ from pathlib import PurePosixPath
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from explorer import ChunkConfig, ErrorCode, ExplorerError, Settings
+from explorer import (
+    ChunkConfig,
+    Column,
+    DocumentRecord,
+    ErrorCode,
+    ExplorerError,
+    Limits,
+    ResolvedCheck,
+    Settings,
+)
+from explorer.checks import checks_key
 from explorer.imports import MAX_NAME_CHARS, ChunkFile
+from explorer.pipeline import ImportRunner, import_column
 from explorer.policies import LIBRARY_POLICIES, make_config
 from ui.common import show_error
 
@@ -50,6 +61,46 @@ def chunk_file_uploads(sidebar: DeltaGenerator) -> tuple[ChunkFile, ...]:
     if uploads and len(uploads) > MAX_CHUNK_FILES:
         sidebar.warning(f"Only the first {MAX_CHUNK_FILES} chunk files are shown.")
     return tuple(files)
+
+
+@st.cache_data(show_spinner="Placing your chunks…", max_entries=4, ttl="10m")
+def _import_cached(
+    key: str,
+    checks: str,
+    name: str,
+    sha256: str,
+    skip_failed: bool,
+    _chunk_file: ChunkFile,
+    _documents: Sequence[DocumentRecord],
+    _checks: Sequence[ResolvedCheck],
+    _limits: Limits,
+) -> Column:
+    """One chunk file's column, keyed by the documents', the checks' and the file's digests."""
+    return import_column(_chunk_file, _documents, _checks, _limits)
+
+
+def cached_importer(key: str) -> ImportRunner:
+    """`explore`'s `run_import` for the documents of cache key `key`."""
+
+    def run(
+        chunk_file: ChunkFile,
+        documents: Sequence[DocumentRecord],
+        checks: Sequence[ResolvedCheck],
+        limits: Limits,
+    ) -> Column:
+        return _import_cached(
+            key,
+            checks_key(checks),
+            chunk_file.name,
+            chunk_file.sha256,
+            chunk_file.skip_failed,
+            chunk_file,
+            documents,
+            checks,
+            limits,
+        )
+
+    return run
 
 
 def _key(name: str, part: str) -> str:
