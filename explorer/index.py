@@ -110,9 +110,20 @@ def _id_prefix(config: ChunkConfig) -> bytes:
 GivenSpans = Mapping[str, Sequence[Span]]
 
 
+class _Heading(NamedTuple):
+    """What a chunk's record takes from its section."""
+
+    heading_start: int
+    title: str
+
+
+# The section of a whole document's chunks when the grammar gives it none with a body.
+_NO_SECTION = _Heading(0, "")
+
+
 def _placed(
     text: str, config: ChunkConfig, given: Sequence[Span] | None
-) -> Iterator[tuple[GrammarSection, Span]]:
+) -> Iterator[tuple[_Heading | GrammarSection, Span]]:
     """Each span with its section. A policy of ours cuts section by section; spans of a
     whole document (given, or a library's) each belong to the section their start lies
     in, its heading line included (docs/contract.md §5c)."""
@@ -126,11 +137,10 @@ def _placed(
                     yield section, span
             return
         spans = policy.document_spans(text, config)
-    if not sections:
-        return
     heading_starts = [section.heading_start for section in sections]
     for span in spans:
-        yield sections[max(bisect_right(heading_starts, span[0]) - 1, 0)], span
+        at = bisect_right(heading_starts, span[0]) - 1
+        yield (sections[max(at, 0)] if sections else _NO_SECTION), span
 
 
 def chunk_stream(
@@ -156,7 +166,7 @@ def chunk_stream(
     # may start before the previous one ends (never before it starts): the cursor then
     # steps back over the overlap only.
     line, line_offset = 1, 0
-    current: GrammarSection | None = None
+    current: _Heading | GrammarSection | None = None
     sid, title, middle = "", "", b""
     for order, (section, (start, end)) in enumerate(_placed(text, config, given)):
         if section is not current:
