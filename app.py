@@ -38,7 +38,7 @@ from explorer.checks import checks_key, new_check
 from explorer.chunk_map import build_chunk_map
 from explorer.digests import canonical_json, sha
 from explorer.display import file_name_part, markdown_literal, markdown_rows
-from explorer.flags import index_flags
+from explorer.flags import FLAG_WORDS, FLAGS, index_flags
 from explorer.jsonio import dump_json
 from explorer.pipeline import ColumnRunner, run_column
 from explorer.render import LEGEND, STYLE, document_rows, highlights, render_view
@@ -126,12 +126,15 @@ def view_cached(
     index_id: str,
     checks: str,
     source_id: str,
+    shown: frozenset[str],
     _text: str,
     _column: Column,
     _checks: Sequence[ResolvedCheck],
+    _flags: Sequence[tuple[str, ...]],
 ) -> str:
     marks = highlights(_checks, source_id)
-    return render_view(_text, source_id, _column.result, _column.index, marks)
+    result, index = _column.result, _column.index
+    return render_view(_text, source_id, result, index, marks, _flags, shown)
 
 
 # -- settings ---------------------------------------------------------------------------
@@ -409,13 +412,30 @@ def explore_page(key: str, manifest: Manifest, load: LoadResult, settings: Setti
     columns = exploration.columns
     flagged = {c.name: flags_cached(c.result["index_id"], exploration, c) for c in columns}
     show_scoreboard(exploration, flagged)
+    shown = frozenset(
+        st.multiselect(
+            "Highlight chunks flagged",
+            FLAGS,
+            format_func=FLAG_WORDS.__getitem__,
+            key="flag_filter",
+            placeholder="any flag: choose to dim the other chunks",
+        )
+    )
     st.html(LEGEND)
     text, marks_key = exploration.text(doc), checks_key(exploration.checks)
     for place, column in zip(st.columns(len(columns)), columns, strict=True):
         with place:
+            index_id = column.result["index_id"]
             st.html(
                 view_cached(
-                    column.result["index_id"], marks_key, doc, text, column, exploration.checks
+                    index_id,
+                    marks_key,
+                    doc,
+                    shown,
+                    text,
+                    column,
+                    exploration.checks,
+                    flagged[column.name],
                 )
             )
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from .checks import CheckResult, ResolvedCheck, own_starts
 from .display import EXPLICIT_BIDI, plain_text
+from .flags import FLAG_WORDS
 from .index import ChunkRecord, Index
 from .loading import LoadResult
 from .report import PolicyResult
@@ -68,6 +69,9 @@ STYLE = (
     ".cbx-in{outline:2px solid #c2185b;outline-offset:1px}"
     ".cbx-hl::before{content:attr(data-l);unicode-bidi:isolate;"
     "font:700 10px/1 sans-serif;color:#c2185b;vertical-align:super;margin-right:2px}"
+    ".cbx-nf::before{background:#b45309}"
+    ".cbx-dim{opacity:.35}"
+    ".cbx-flagcount{font-weight:400;color:#b45309}"
     ".cbx-ov{background-image:repeating-linear-gradient(135deg,rgba(0,0,0,.09) 0 2px,"
     "transparent 2px 6px)}"
     ".cbx-legend{font:13px/2 sans-serif;color:#333}"
@@ -93,8 +97,10 @@ LEGEND = (
     '<span class="cbx-gap">grey text</span> is in no chunk (headings, blank lines)'
     " &nbsp;·&nbsp; "
     '<span class="cbx-in">outlined</span> a span of a check, with its '
-    '<b style="color:#c2185b">label</b> &nbsp;·&nbsp; hover a chunk for its id, '
-    "offsets, lines and section"
+    '<b style="color:#c2185b">label</b> &nbsp;·&nbsp; '
+    '<span class="cbx-n cbx-nf" data-n="4"></span> a flagged chunk &nbsp;·&nbsp; '
+    '<span class="cbx-ov">striped</span> repeated by the next chunk (overlap) &nbsp;·&nbsp; '
+    "hover a chunk for its id, offsets, lines, section and flags"
     "</div>"
 )
 
@@ -117,11 +123,12 @@ def highlights(checks: Sequence[ResolvedCheck], source_id: str) -> list[Highligh
     ]
 
 
-def _chunk_title(chunk: ChunkRecord) -> str:
+def _chunk_title(chunk: ChunkRecord, flags: Sequence[str] = ()) -> str:
+    flagged = f" · flags: {', '.join(FLAG_WORDS[f] for f in flags)}" if flags else ""
     return escape(
         f"chunk {chunk['order']} · {chunk['chunk_id'][:12]}… · "
         f"[{chunk['start']}, {chunk['end']}) · lines {chunk['start_line']}-{chunk['end_line']}"
-        f" · § {plain_text(chunk['section_title'])}"
+        f" · § {plain_text(chunk['section_title'])}{flagged}"
     )
 
 
@@ -143,6 +150,8 @@ def render_text(
     chunks: Sequence[ChunkRecord],
     marks: Sequence[Highlight],
     ranks: Mapping[int, int] | None = None,
+    flags: Sequence[tuple[str, ...]] | None = None,
+    shown: frozenset[str] = frozenset(),
 ) -> str:
     """The whole text, cut at every chunk and span boundary, one `<span>` per piece.
 
@@ -152,13 +161,17 @@ def render_text(
     chunk whose own part holds it; where a later chunk repeats it (overlap) it is also
     marked `cbx-ov`. `ranks` maps a retrieved chunk's order to its rank: its pieces are
     marked `cbx-hit`, and a rank badge is drawn at its start.
+
+    `flags` (aligned with `chunks`) badge a flagged chunk in amber and name its flags in
+    its hover text; with a filter `shown`, chunks carrying none of those flags are dimmed.
     """
+    flags = flags if flags is not None else [()] * len(chunks)
     owns = own_starts(chunks)
     cuts = {0, len(text)}
-    starts: defaultdict[int, list[int]] = defaultdict(list)
-    for record, own in zip(chunks, owns, strict=True):
+    starts: defaultdict[int, list[int]] = defaultdict(list)  # positions in `chunks`
+    for position, (record, own) in enumerate(zip(chunks, owns, strict=True)):
         cuts.update((record["start"], own, record["end"]))
-        starts[record["start"]].append(record["order"])
+        starts[record["start"]].append(position)
     delta: Counter[int] = Counter()
     labels: defaultdict[int, list[Highlight]] = defaultdict(list)
     for mark in marks:
@@ -181,10 +194,17 @@ def render_text(
         if chunk is not None and owns[current] > start:
             chunk = None
         repeated = repeat < len(chunks) and chunks[repeat]["start"] <= start
-        for order in starts[start]:
+        for position in starts[start]:
+            order = chunks[position]["order"]
             if ranks and order in ranks:  # a retrieved chunk: its rank, then its order
                 parts.append(f'<span class="cbx-r" data-r="#{ranks[order]}"></span>')
-            parts.append(f'<span class="cbx-n" data-n="{order}"></span>')
+            if flags[position]:
+                parts.append(
+                    f'<span class="cbx-n cbx-nf" data-n="{order}" '
+                    f'data-flags="{" ".join(flags[position])}"></span>'
+                )
+            else:
+                parts.append(f'<span class="cbx-n" data-n="{order}"></span>')
         parts.extend(_label(mark) for mark in labels[start])
         extra = (" cbx-in" if inside > 0 else "") + (" cbx-ov" if repeated else "")
         piece = _cut_pieces(text[start:end])
@@ -195,8 +215,10 @@ def render_text(
         else:
             colour = chunk["order"] % len(PALETTE)
             extra += " cbx-hit" if ranks and chunk["order"] in ranks else ""
+            names = flags[current]
+            extra += " cbx-dim" if shown and not shown.intersection(names) else ""
             parts.append(
-                f'<span class="cbx-k cbx-k{colour}{extra}" title="{_chunk_title(chunk)}">'
+                f'<span class="cbx-k cbx-k{colour}{extra}" title="{_chunk_title(chunk, names)}">'
                 f"{piece}</span>"
             )
     return "".join(parts)
@@ -227,21 +249,35 @@ def render_view(
     result: PolicyResult,
     index: Index,
     marks: Sequence[Highlight],
+    flags: Sequence[tuple[str, ...]] | None = None,
+    shown: frozenset[str] = frozenset(),
 ) -> str:
     """One policy's view of one document: a header with its verdicts, then the text.
+
+    `flags` are `flags.index_flags` of the whole index (aligned with its chunks); `shown`
+    the flags a filter asks for.
 
     A view with more than `MAX_DRAWN_PIECES` chunks, marks and verdicts is not drawn: it
     says so instead of building HTML without bound.
     """
-    chunks = [c for c in index["chunks"] if c["source_id"] == source_id]
+    every = flags if flags is not None else [()] * len(index["chunks"])
+    pairs = [
+        (c, f) for c, f in zip(index["chunks"], every, strict=True) if c["source_id"] == source_id
+    ]
+    chunks = [c for c, _ in pairs]
+    chunk_flags = [f for _, f in pairs]
     own = [c for c in result["checks"] if c["source_id"] == source_id]
+    flagged = sum(1 for names in chunk_flags if names)
+    matching = sum(1 for names in chunk_flags if shown.intersection(names))
     head = (
         f'<div class="cbx-view" data-policy="{escape(result["name"])}">'
         f'<div class="cbx-head">{escape(result["name"])} '
         f'<span class="cbx-sub">({escape(size_words(result["config"]))})</span><br>'
         f'<span class="cbx-count" title="chunks of this document; of all documents">'
         f"{len(chunks):,} chunks in this document</span>"
-        f'<span class="cbx-sub"> · {result["chunk_count"]:,} in all documents</span>'
+        f'<span class="cbx-sub"> · {result["chunk_count"]:,} in all documents</span><br>'
+        f'<span class="cbx-flagcount">{flagged:,} flagged</span>'
+        + (f'<span class="cbx-sub"> · {matching:,} match the filter</span>' if shown else "")
     )
     if len(chunks) + len(marks) + len(own) > MAX_DRAWN_PIECES:
         return (
@@ -252,7 +288,8 @@ def render_view(
         )
     return (
         f"{head}<br>{_verdicts(own)}</div>"
-        f'<div class="cbx-doc">{render_text(text, chunks, marks)}</div></div>'
+        f'<div class="cbx-doc">{render_text(text, chunks, marks, None, chunk_flags, shown)}'
+        "</div></div>"
     )
 
 

@@ -740,3 +740,13 @@ def test_no_hit_names_the_tenant_as_text() -> None:
     at.radio(key="search_mode").set_value(SearchMode.BM25)
     at.text_input(key="query").set_value("zzzzqqqq").run()
     assert [shown(i.value) for i in at.info] == ["No active chunk of tenant 'default' matches."]
+
+
+def test_a_flag_filter_dims_the_chunks_without_it() -> None:
+    at = start()
+    assert "0 flagged" in views(at)["heading-aware"]  # its one flagged chunk is in v2
+    assert "cbx-dim" not in views(at)["fixed-char"]
+    at.multiselect(key="flag_filter").set_value(["mid_sentence"]).run()
+    fixed = views(at)["fixed-char"]
+    assert "match the filter" in fixed and "cbx-dim" in fixed
+    assert "0 match the filter" in views(at)["heading-aware"]

@@ -346,3 +346,20 @@ def test_the_scoreboard_numbers(page: Page) -> None:
     assert split.evaluate("e => getComputedStyle(e).backgroundColor") == "rgb(253, 224, 224)"
     page.get_by_text("Chunk sizes per column").click()
     expect(page.locator("[data-testid='stVegaLiteChart']")).to_be_visible(timeout=10_000)
+
+
+def test_a_flag_filter_dims_every_chunk_without_the_flag(page: Page) -> None:
+    fixed = page.locator("[data-policy='fixed-char']")
+    flagged = fixed.locator(".cbx-nf")
+    assert flagged.count() > 0
+    page.get_by_test_id("stMultiSelect").click()
+    page.get_by_role("option", name="cut mid-sentence").click()
+    expect(fixed).to_contain_text("match the filter", timeout=30_000)
+    wait_idle(page)
+    dimmed = fixed.locator(".cbx-k.cbx-dim")
+    assert dimmed.count() > 0
+    assert dimmed.first.evaluate("e => getComputedStyle(e).opacity") == "0.35"
+    # Every chunk left bright carries the flag: its badge says so.
+    bright = fixed.locator(".cbx-k:not(.cbx-dim)").all()
+    titles = {piece.get_attribute("title") for piece in bright}
+    assert titles and all("cut mid-sentence" in (t or "") for t in titles)

@@ -162,3 +162,19 @@ def test_overlapping_chunks_are_all_badged_and_their_repeated_part_marked() -> N
     for chunk in chunks:
         assert f'data-n="{chunk["order"]}"' in markup
     assert "cbx-ov" in markup
+
+
+def test_flagged_chunks_are_badged_named_and_a_filter_dims_the_others() -> None:
+    text = "# T\n\nThis opens.\n\nIt refers back.\n\nPlain words.\n"
+    column = run_column("paragraph", [doc(text)], [], make_config("paragraph"))
+    flags = [(), ("dangling_reference",), ()]
+    markup = render_view(text, "d", column.result, column.index, [], flags)
+    assert markup.count('class="cbx-n cbx-nf"') == 1
+    assert 'data-n="1" data-flags="dangling_reference"' in markup
+    assert "flags: opens with a reference to what came before" in markup
+    assert "1 flagged" in markup and "cbx-dim" not in markup
+    shown = frozenset({"dangling_reference"})
+    filtered = render_view(text, "d", column.result, column.index, [], flags, shown)
+    assert "1 match the filter" in filtered
+    assert filtered.count("cbx-dim") == 2  # the two chunks without the flag
+    assert visible_text(filtered.split('<div class="cbx-doc">')[1]) == text
