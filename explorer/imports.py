@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -33,7 +33,6 @@ MAX_CHUNK_FILE_BYTES = 64 * 1024 * 1024
 MAX_NAME_CHARS = 40
 # How many chunk numbers a note lists before it says how many more.
 MAX_LISTED = 12
-SHAPES: tuple[ChunkFileShape, ...] = get_args(ChunkFileShape)
 
 
 def _invalid(detail: str) -> ExplorerError:
@@ -173,11 +172,10 @@ def _values(data: bytes) -> list[object]:
         if not isinstance(values, list):
             raise _invalid("the chunk file is a JSON list or JSON Lines, not one object")
         return values
-    lines = [line for line in data.split(b"\n") if line.strip()]
-    what = "chunk file's line {}"
     return [
-        parse_json(line, ErrorCode.INVALID_CHUNK_FILE, what.format(n))
-        for n, line in enumerate(lines, 1)
+        parse_json(line, ErrorCode.INVALID_CHUNK_FILE, f"chunk file's line {number}")
+        for number, line in enumerate(data.split(b"\n"), 1)
+        if line.strip()
     ]
 
 
@@ -346,7 +344,6 @@ def place(
 
 __all__ = [
     "MAX_CHUNK_FILE_BYTES",
-    "SHAPES",
     "ChunkFile",
     "Placement",
     "detect_shape",

@@ -138,4 +138,4 @@ def locate_pieces(
     return spans
 
 
-__all__ = ["Document", "Entry", "Placed", "locate_in_order", "locate_pieces", "normalize_newlines"]
+__all__ = ["Document", "Entry", "Placed", "locate_in_order", "locate_pieces"]
