@@ -7,7 +7,7 @@ and piece of HTML comes from `explorer`; nothing here computes a chunk.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -37,13 +37,14 @@ from explorer import (
 from explorer.checks import checks_key, new_check
 from explorer.chunk_map import build_chunk_map
 from explorer.digests import canonical_json, sha
-from explorer.display import file_name_part, markdown_literal, markdown_rows
+from explorer.display import file_name_part, markdown_literal
 from explorer.flags import FLAG_WORDS, FLAGS, index_flags
 from explorer.jsonio import dump_json
 from explorer.pipeline import ColumnRunner, run_column
-from explorer.render import LEGEND, STYLE, document_rows, highlights, render_view
+from explorer.render import LEGEND, STYLE, highlights, render_view
 from explorer.uploads import Bundle, bundle_from_uploads, bundle_zip, manifest_json, pasted_bundle
 from ui.common import show_error
+from ui.documents import show_documents, show_drafted
 from ui.index_tab import index_page
 from ui.scoreboard import show_scoreboard
 
@@ -168,28 +169,32 @@ def size_sliders(sidebar: DeltaGenerator) -> Settings:
 
 def choose_source(
     sidebar: DeltaGenerator,
-) -> tuple[str, Callable[[], LoadResult], Manifest] | None:
-    """The documents to explore: (cache key, how to load them, the manifest)."""
+) -> tuple[str, Callable[[], LoadResult], Manifest, Mapping[str, bytes]] | None:
+    """The documents to explore: (cache key, how to load them, the manifest, the bytes
+    that came for each path)."""
     source = sidebar.radio("Documents", SOURCES, key="source")
     if source == SOURCES[0]:
         data = FIXTURE_MANIFEST.read_bytes()
         manifest = parse_manifest(data)
         reader = DirectoryReader(FIXTURE_MANIFEST.parent)
         sidebar.caption("The seed's synthetic Aster API contracts, two versions.")
-        return sha(data.decode()), lambda: load_documents(manifest, reader), manifest
+        return sha(data.decode()), lambda: load_documents(manifest, reader), manifest, {}
     if source == SOURCES[1]:
         uploads = sidebar.file_uploader(
-            "manifest.json with its files, or one .zip holding them",
+            "manifest.json with its files, one .zip, or plain .md / .txt files",
             accept_multiple_files=True,
             key="upload",
         )
         if not uploads:
             st.info(
-                "Upload a manifest and the files it lists (or one .zip) in the sidebar. "
-                "Every file is checked against its SHA-256 before it is read."
+                "Upload a manifest and the files it lists (or one .zip) in the sidebar, or "
+                "just .md / .txt files: a manifest is then built for them. Every file is "
+                "checked against its SHA-256 before it is read."
             )
             return None
         bundle = bundle_from_uploads(uploads)
+        if bundle.drafted:
+            show_drafted(bundle)
     else:
         text = sidebar.text_area(
             "Markdown, starting with a # heading",
@@ -215,7 +220,7 @@ def choose_source(
             key="dl_paste_zip",
             on_click="ignore",
         )
-    return bundle.key, bundle_loader(bundle), bundle.manifest
+    return bundle.key, bundle_loader(bundle), bundle.manifest, bundle.files
 
 
 def bundle_loader(bundle: Bundle) -> Callable[[], LoadResult]:
@@ -371,29 +376,36 @@ def page() -> None:
         chosen = choose_source(sources)
         if chosen is None:
             return
-        key, loader, manifest = chosen
+        key, loader, manifest, files = chosen
         load = load_cached(key, loader)
     except ExplorerError as error:
         show_error(error)
         return
     explore_tab, index_tab = st.tabs(["Explore boundaries", "Persistent index"])
     with explore_tab:
-        explore_page(key, manifest, load, settings)
+        explore_page(key, manifest, load, files, settings)
     with index_tab:
         index_page(manifest, load, settings)
     st.caption(f"Server time for this view: {time.perf_counter() - began:.3f} s")
 
 
-def explore_page(key: str, manifest: Manifest, load: LoadResult, settings: Settings) -> None:
+def explore_page(
+    key: str,
+    manifest: Manifest,
+    load: LoadResult,
+    files: Mapping[str, bytes],
+    settings: Settings,
+) -> None:
     """The views of one document, the containment table, checks and downloads."""
     failed = load.failures
     if failed:
         st.warning(
             f"{len(failed)} of {len(load.statuses)} documents failed to load; they are "
-            "listed under Documents below, and the others can be explored."
+            "listed under Documents below with what to change, their span checks are "
+            "marked not evaluated, and the others can be explored."
         )
     if not load.documents:
-        st.table(markdown_rows(document_rows(load)))
+        show_documents(load, files)
         return
     source_ids = [d["source_id"] for d in load.documents]
     if st.session_state.get("doc") not in source_ids:
@@ -443,7 +455,7 @@ def explore_page(key: str, manifest: Manifest, load: LoadResult, settings: Setti
     show_checks(added, [c.id for c in manifest.span_checks])
     span_form(text, doc, {c.id for c in exploration.checks}, added)
     st.subheader("Documents")
-    st.table(markdown_rows(document_rows(load)))
+    show_documents(load, files, exploration.skipped)
     st.subheader("Download and validate")
     downloads(exploration, exploration.document(doc))
     validate_upload()

@@ -20,6 +20,7 @@ from urllib.parse import quote
 
 from .chunk_map import LOGICAL_FILE, build_chunk_map, check_against, decode_chunk_map
 from .config import DEFAULT_GRAMMAR, ChunkConfig, ParameterValue
+from .drafts import draft_manifest, text_files_under
 from .embedding import DEFAULT_EMBEDDER, load_embedder
 from .errors import ErrorCode, ExplorerError, io_error
 from .evaluate import (
@@ -58,6 +59,7 @@ from .pipeline import Settings, write_comparison
 from .policies import LIBRARY_POLICIES, POLICIES, make_config, parse_config
 from .store import DEFAULT_DB, Failure, Receipt, RunRow, SearchMode, Store
 from .store.wire import history_output, ingest_output, search_output
+from .uploads import manifest_json
 from .validate import check_against_sources, validate_index_bytes
 
 MAX_INPUT_FILE_BYTES = 512 * 1024 * 1024
@@ -320,6 +322,24 @@ def _parser() -> argparse.ArgumentParser:
     one = with_manifest("index", "Build one policy's index, or a chunk file's (--chunks).")
     _column_options(one, repeatable=False)
     _chunk_options(one)
+
+    draft = commands.add_parser(
+        "manifest",
+        help="Write a manifest for a folder's .md and .txt files, each pinned to its SHA-256.",
+    )
+    draft.add_argument("folder", type=Path, help="the folder; paths are relative to it")
+    draft.add_argument(
+        "--out",
+        type=Path,
+        help="write the manifest here, not to standard output (put it in the folder: its "
+        "paths are relative to the folder)",
+    )
+    draft.add_argument(
+        "--max-document-bytes",
+        type=_positive,
+        default=DEFAULT_MAX_DOCUMENT_BYTES,
+        help="refuse a file larger than this (default 1 MiB)",
+    )
 
     check = commands.add_parser("validate", help="Check an index file; exit 1 if refused.")
     check.add_argument("file", type=Path)
@@ -609,6 +629,14 @@ def _validate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     return 0
 
 
+def _manifest(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    manifest = draft_manifest(text_files_under(args.folder, args.max_document_bytes))
+    content = manifest_json(manifest).encode("utf-8")
+    _emit(lambda write: write(content), args.out, stdout)
+    print(f"{len(manifest.documents)} documents", file=stderr)
+    return 0
+
+
 def _ingest(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     config = _one_config(args, default="heading-aware")
     manifest, load = _load(args, stderr)
@@ -720,6 +748,7 @@ HANDLERS: dict[str, Handler] = {
     "compare": _compare,
     "index": _index,
     "validate": _validate,
+    "manifest": _manifest,
     "chunk-map": _chunk_maps,
     "ingest": _ingest,
     "search": _search,

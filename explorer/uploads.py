@@ -16,6 +16,7 @@ from pathlib import PurePosixPath
 from typing import Protocol
 
 from .digests import canonical_json, sha, sha_bytes
+from .drafts import draft_manifest, is_text_file
 from .errors import ErrorCode, ExplorerError
 from .jsonio import dump_json
 from .manifest import Manifest, parse_manifest
@@ -49,6 +50,7 @@ class Bundle:
 
     manifest: Manifest
     files: Mapping[str, bytes] = field(default_factory=dict)
+    drafted: bool = False  # the manifest was built here, for files that came without one
 
     @property
     def key(self) -> str:
@@ -161,7 +163,7 @@ def bundle_from_zip(data: bytes) -> Bundle:
             if PurePosixPath(i.filename).name == MANIFEST_NAME
         )
         if not manifests:
-            raise _refuse(f"the archive holds no {MANIFEST_NAME}")
+            return _drafted(archive, entries)
         if len(manifests) > 1 and manifests[0][0] == manifests[1][0]:
             raise _refuse(f"the archive holds several {MANIFEST_NAME} at the same depth")
         base = PurePosixPath(manifests[0][1]).parent
@@ -184,10 +186,36 @@ def bundle_from_zip(data: bytes) -> Bundle:
     return Bundle(parse_manifest(manifest_bytes), files)
 
 
+def _drafted(archive: zipfile.ZipFile, entries: Sequence[zipfile.ZipInfo]) -> Bundle:
+    """An archive without a manifest: one is built for its text files."""
+    files: dict[str, bytes] = {}
+    budget = MAX_TOTAL_BYTES
+    for info in entries:
+        if not is_text_file(info.filename):
+            continue
+        try:
+            with archive.open(info) as handle:
+                content = handle.read(budget + 1)
+        except (zipfile.BadZipFile, RuntimeError, OSError, NotImplementedError) as error:
+            raise _refuse(f"cannot read {info.filename!r} from the archive: {error}") from None
+        budget -= len(content)
+        if budget < 0:
+            raise _too_large()
+        files[_entry_path(info.filename).as_posix()] = content
+    if not files:
+        raise _refuse(f"the archive holds no {MANIFEST_NAME} and no text file to build one for")
+    return Bundle(draft_manifest(files), files, drafted=True)
+
+
 def bundle_from_files(uploads: Sequence[tuple[str, bytes]]) -> Bundle:
-    """`manifest.json` and its files, each matched to a manifest path by file name."""
+    """`manifest.json` and its files, each matched to a manifest path by file name; or,
+    when no JSON file came, plain text files, for which a manifest is built."""
     _check_budget(len(uploads), sum(len(data) for _, data in uploads))
     names = [PurePosixPath(name.replace("\\", "/")).name for name, _ in uploads]
+    if not any(name.lower().endswith(".json") for name in names):
+        _refuse_duplicates(names, "the uploaded file")
+        files = dict(zip(names, (data for _, data in uploads), strict=True))
+        return Bundle(draft_manifest(files), files, drafted=True)
     manifests = [i for i, name in enumerate(names) if name == MANIFEST_NAME]
     if not manifests:
         jsons = [i for i, name in enumerate(names) if name.endswith(".json")]

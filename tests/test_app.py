@@ -336,6 +336,10 @@ def test_a_failed_document_shows_its_code_and_the_others_stay_explorable(
     assert any("1 of 2 documents failed to load" in w.value for w in at.warning)
     assert at.selectbox(key="doc").options == ["good"]
     assert "still here" in views(at)["paragraph"]
+    advice = [shown(m.value) for m in at.markdown if "did not load" in m.value]
+    assert len(advice) == 1 and advice[0].startswith(f"**a** did not load ({status}). ")
+    if "a.md" in docs:  # the file that came: its whole SHA-256, copyable
+        assert [c.value for c in at.code] == [sha256_hex(docs["a.md"])]
 
 
 def test_every_document_failed() -> None:
@@ -365,7 +369,7 @@ def test_a_path_escaping_the_manifest_is_refused() -> None:
             [("manifest.json", b'{"manifest_version": 1}', "application/json")],
             "documents: required key",
         ),
-        ([("notes.md", b"# A\n", "text/markdown")], "invalid_upload"),
+        ([("notes.png", b"\x89PNG", "image/png")], "no manifest.json and no .md"),
         (
             [("manifest.json", b"{}", "application/json"), ("x.zip", b"PK", "application/zip")],
             "on its own",
@@ -385,7 +389,10 @@ def test_a_path_escaping_the_manifest_is_refused() -> None:
             [("abs.zip", zipped({"manifest.json": b"{}", "/etc/x.md": b"# A"}), "application/zip")],
             "escapes the archive",
         ),
-        ([("none.zip", zipped({"a.md": b"# A"}), "application/zip")], "holds no manifest.json"),
+        (
+            [("none.zip", zipped({"a.png": b"\x89PNG"}), "application/zip")],
+            "holds no manifest.json and no text file",
+        ),
         (
             [
                 (
@@ -750,3 +757,45 @@ def test_a_flag_filter_dims_the_chunks_without_it() -> None:
     fixed = views(at)["fixed-char"]
     assert "match the filter" in fixed and "cbx-dim" in fixed
     assert "0 match the filter" in views(at)["heading-aware"]
+
+
+def test_lone_markdown_files_get_a_built_manifest() -> None:
+    first, second = b"# First\n\nalpha text\n", b"# Second\n\nbeta text\n"
+    at = upload([("first.md", first, "text/markdown"), ("second.txt", second, "text/plain")])
+    assert not errors(at)
+    assert any("so one was built: 2 documents" in i.value for i in at.info)
+    built = next(t for t in at.table if "SHA-256" in t.value.columns)
+    assert table_rows(built) == [
+        {"Source": "first", "Path": "first.md", "SHA-256": sha256_hex(first)},
+        {"Source": "second", "Path": "second.txt", "SHA-256": sha256_hex(second)},
+    ]
+    assert "Download the built manifest" in download_labels(at)
+    assert at.selectbox(key="doc").options == ["first", "second"]
+    assert "alpha text" in views(at)["paragraph"]
+
+
+def test_a_zip_of_plain_files_gets_a_built_manifest() -> None:
+    archive = zipped({"docs/a.md": b"# A\n\nin a zip\n", "notes.bin": b"\x00"})
+    at = upload([("plain.zip", archive, "application/zip")])
+    assert not errors(at)
+    assert at.selectbox(key="doc").options == ["docs-a"]
+    assert "in a zip" in views(at)["paragraph"]
+
+
+def test_a_failed_documents_checks_are_listed_as_not_evaluated() -> None:
+    good, bad = b"# Good\n\nstill here\n", b"# Bad\n\nchanged\n"
+    manifest = json.loads(manifest_for({"good.md": good, "bad.md": b"# Bad\n\nfine\n"}))
+    manifest["span_checks"] = [
+        {"id": "lost-check", "source_id": "bad", "spans": [{"label": "x", "quote": "fine"}]}
+    ]
+    at = upload(
+        [
+            ("manifest.json", json.dumps(manifest).encode(), "application/json"),
+            ("good.md", good, "text/markdown"),
+            ("bad.md", bad, "text/markdown"),
+        ]
+    )
+    assert verdicts(at, "lost-check") == ["not evaluated"] * 3
+    assert matrix(at)["lost-check"][0][1].startswith("its document did not load")
+    assert any("Not evaluated until it loads: lost-check" in shown(c.value) for c in at.caption)
+    assert [c.value for c in at.code] == [sha256_hex(bad)]

@@ -28,11 +28,21 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
+# A module that imports this fixture gets its own copy of it (pytest registers fixtures
+# per module), but one thread runs only one Playwright: the copies share one browser.
+_LAUNCHED: list[Browser] = []
+
+
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Browser]:
+    if _LAUNCHED:
+        yield _LAUNCHED[0]
+        return
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        _LAUNCHED.append(launched)
         yield launched
+        _LAUNCHED.clear()
         launched.close()
 
 
@@ -363,3 +373,24 @@ def test_a_flag_filter_dims_every_chunk_without_the_flag(page: Page) -> None:
     bright = fixed.locator(".cbx-k:not(.cbx-dim)").all()
     titles = {piece.get_attribute("title") for piece in bright}
     assert titles and all("cut mid-sentence" in (t or "") for t in titles)
+
+
+def test_dropping_plain_markdown_files_builds_a_manifest(page: Page, tmp_path: Path) -> None:
+    first, second = tmp_path / "first.md", tmp_path / "second.txt"
+    first.write_text("# First\n\nalpha text\n")
+    second.write_text("# Second\n\nbeta text\n")
+    choose_source(page, "Upload a manifest", SIDEBAR_UPLOAD)
+    page.locator(SIDEBAR_UPLOAD).set_input_files([str(first), str(second)])
+    expect(page.locator(HEADING_AWARE)).to_contain_text("alpha text", timeout=30_000)
+    wait_idle(page)
+    expect(page.get_by_text("so one was built: 2 documents")).to_be_visible()
+    page.get_by_text("The built manifest", exact=True).click()
+    with page.expect_download() as info:
+        page.locator(
+            "[data-testid='stDownloadButton'] button", has_text="Download the built manifest"
+        ).click()
+    saved = tmp_path / "manifest.json"
+    info.value.save_as(saved)
+    process = run_module("compare", saved)
+    assert process.returncode == 0, process.stderr
+    assert [d["status"] for d in json.loads(process.stdout)["documents"]] == ["ok", "ok"]

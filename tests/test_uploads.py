@@ -4,15 +4,25 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import stat
 import zipfile
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from explorer import ErrorCode, ExplorerError, MappingReader, load_documents, uploads
-from explorer.uploads import bundle_from_uploads, bundle_from_zip, bundle_zip, pasted_bundle
-from tests.conftest import FIXTURE, MANIFEST, zipped
+from explorer.digests import sha_bytes
+from explorer.drafts import failure_advice
+from explorer.uploads import (
+    bundle_from_files,
+    bundle_from_uploads,
+    bundle_from_zip,
+    bundle_zip,
+    pasted_bundle,
+)
+from tests.conftest import FIXTURE, MANIFEST, run_module, zipped
 
 
 def fixture_entries(prefix: str = "") -> dict[str, bytes]:
@@ -180,3 +190,69 @@ def test_uploads_are_measured_before_any_is_read(
     )
     refused(bundle_from_uploads, files, detail="more than 1,000 bytes")
     assert not any(upload.read for upload in files)
+
+
+# -- files without a manifest: one is built -------------------------------------------------
+
+
+def test_plain_files_get_a_manifest_with_their_digests() -> None:
+    files = [("b.txt", b"# B\n"), ("a.md", b"# A\n"), ("a.MD", b"# A2\n")]
+    bundle = bundle_from_files(files)
+    assert bundle.drafted
+    assert [(d["source_id"], d["path"], d["sha256"]) for d in bundle.manifest.documents] == [
+        ("a", "a.MD", sha_bytes(b"# A2\n")),
+        ("a-2", "a.md", sha_bytes(b"# A\n")),
+        ("b", "b.txt", sha_bytes(b"# B\n")),
+    ]
+    assert bundle.files == {"b.txt": b"# B\n", "a.md": b"# A\n", "a.MD": b"# A2\n"}
+
+
+def test_a_json_file_still_means_a_manifest() -> None:
+    with pytest.raises(ExplorerError) as caught:
+        bundle_from_files([("notes.json", b"{}"), ("a.md", b"# A\n")])
+    assert caught.value.code is ErrorCode.INVALID_MANIFEST
+
+
+def test_two_plain_files_of_one_name_are_refused() -> None:
+    refused(
+        bundle_from_files,
+        [("x/a.md", b"# A\n"), ("y/a.md", b"# B\n")],
+        detail="'a.md' appears more than once",
+    )
+
+
+def test_a_zip_without_a_manifest_gets_one_for_its_text_files() -> None:
+    bundle = bundle_from_zip(zipped({"d/a b.md": b"# A\n", "pic.png": b"\x89"}))
+    assert bundle.drafted and bundle.files == {"d/a b.md": b"# A\n"}
+    assert bundle.manifest.documents[0]["source_id"] == "d-a-b"
+
+
+def test_the_manifest_command_writes_a_manifest_that_compare_loads(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "a.md").write_bytes(b"# A\n\nalpha\n")
+    (tmp_path / "sub" / "b.txt").write_bytes(b"# B\n\nbeta\n")
+    (tmp_path / ".hidden").mkdir()
+    (tmp_path / ".hidden" / "c.md").write_bytes(b"# C\n")
+    (tmp_path / "data.json").write_bytes(b"{}")
+    out = tmp_path / "manifest.json"
+    made = run_module("manifest", tmp_path, "--out", out)
+    assert made.returncode == 0, made.stderr
+    manifest = json.loads(out.read_text())
+    assert [d["path"] for d in manifest["documents"]] == ["a.md", "sub/b.txt"]
+    assert manifest["documents"][1]["sha256"] == sha_bytes(b"# B\n\nbeta\n")
+    compared = run_module("compare", out)
+    assert compared.returncode == 0, compared.stderr
+    statuses = [d["status"] for d in json.loads(compared.stdout)["documents"]]
+    assert statuses == ["ok", "ok"]
+
+
+def test_the_manifest_command_refuses_a_folder_without_text_files(tmp_path: Path) -> None:
+    made = run_module("manifest", tmp_path)
+    assert made.returncode == 2
+    assert "invalid_upload" in made.stderr and "no manifest.json and no .md" in made.stderr
+
+
+def test_failure_advice_names_what_to_change() -> None:
+    assert "put its SHA-256" in failure_advice("source_digest_mismatch")
+    assert "heading" in failure_advice("heading_required")
+    assert failure_advice("not_a_code") == "Fix what the detail says, then load it again."
