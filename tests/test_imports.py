@@ -238,3 +238,38 @@ def test_the_streamed_report_equals_the_built_one_notes_included() -> None:
     report = explore(load, manifest.span_checks, settings).report
     assert json.loads(written.getvalue()) == report
     assert report["policies"][-1]["notes"]
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("section_title", "Setup"),
+        ("start_line", 2),
+        ("order", 1),
+        ("chunk_id", "0" * 64),
+        ("end", 10_000),
+        ("start", -1),
+    ],
+)
+def test_any_single_edit_of_an_imported_chunk_is_refused(field: str, value: object) -> None:
+    document = _document()
+    placement = place(_file([{"source_id": "guide", "text": "First part"}]), [document])
+    index = json.loads(json.dumps(build_index([document], placement.config, given=placement.spans)))
+    index["chunks"][0][field] = value
+    with pytest.raises(ExplorerError) as caught:
+        validate_index(index)
+    assert caught.value.code is ErrorCode.INVALID_CHUNK_INDEX
+
+
+def test_an_imported_index_out_of_document_order_is_refused() -> None:
+    document = _document()
+    chunks = [
+        {"source_id": "guide", "text": "First part"},
+        {"source_id": "guide", "text": "Install"},
+    ]
+    placement = place(_file(chunks), [document])
+    index = json.loads(json.dumps(build_index([document], placement.config, given=placement.spans)))
+    index["chunks"].reverse()
+    with pytest.raises(ExplorerError) as caught:
+        validate_index(index)
+    assert "document order" in caught.value.detail
