@@ -46,6 +46,7 @@ from explorer.uploads import Bundle, bundle_from_uploads, bundle_zip, manifest_j
 from ui.common import show_error
 from ui.documents import show_documents, show_drafted
 from ui.index_tab import index_page
+from ui.layout import LAYOUT
 from ui.scoreboard import show_scoreboard
 
 FIXTURE_MANIFEST = Path(__file__).resolve().parent / "fixtures" / "aster" / "manifest.json"
@@ -358,7 +359,7 @@ def validate_upload() -> None:
 def page() -> None:
     began = time.perf_counter()
     st.set_page_config(page_title="Chunk Boundary Explorer", page_icon="✂️", layout="wide")
-    st.html(STYLE)
+    st.html(STYLE + LAYOUT)
     st.title("Chunk Boundary Explorer")
     st.caption(
         "The same document cut by three chunking policies, side by side, and a check of "

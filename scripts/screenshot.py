@@ -2,7 +2,8 @@
 
 make screenshot      (writes docs/screenshot.png and docs/screenshot-narrow.png, 900 px
                       wide; look at them before you commit them)
-scripts/screenshot.py [PNG [QUERY [WIDTH]]]   one screenshot
+scripts/screenshot.py [PNG [QUERY [WIDTH [full]]]]   one screenshot; `full` grows the
+                      window to the whole page (Streamlit scrolls inside its own box)
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ def main(argv: list[str]) -> int:
     target = Path(argv[0]) if argv else ROOT / "docs" / "screenshot.png"
     query = argv[1] if len(argv) > 1 else ""
     width = int(argv[2]) if len(argv) > 2 else 1680
+    full = len(argv) > 3 and argv[3] == "full"
     target.parent.mkdir(parents=True, exist_ok=True)
     with (
         tempfile.TemporaryDirectory() as scratch,
@@ -32,6 +34,10 @@ def main(argv: list[str]) -> int:
         page.wait_for_selector("[data-policy='heading-aware']", timeout=60_000)
         page.wait_for_selector(IDLE, timeout=60_000)
         page.wait_for_timeout(500)
+        if full:
+            height = page.evaluate("document.querySelector('[data-testid=stMain]').scrollHeight")
+            page.set_viewport_size({"width": width, "height": min(int(height) + 50, 12_000)})
+            page.wait_for_timeout(500)
         page.screenshot(path=str(target), full_page=True)
         browser.close()
     print(f"wrote {target}")

@@ -394,3 +394,35 @@ def test_dropping_plain_markdown_files_builds_a_manifest(page: Page, tmp_path: P
     process = run_module("compare", saved)
     assert process.returncode == 0, process.stderr
     assert [d["status"] for d in json.loads(process.stdout)["documents"]] == ["ok", "ok"]
+
+
+def test_at_900_px_the_views_stack_and_no_control_or_table_is_clipped(
+    browser: Browser, app_url: str
+) -> None:
+    context = browser.new_context(viewport={"width": 900, "height": 1000})
+    page = context.new_page()
+    page.goto(app_url)
+    wait_idle(page)
+    expect(page.locator(HEADING_AWARE)).to_be_visible(timeout=30_000)
+    sidebar = page.get_by_test_id("stSidebar").bounding_box()
+    assert sidebar is not None and sidebar["width"] <= 230
+    boxes = [v.bounding_box() for v in page.locator(".cbx-view").all()]
+    assert len(boxes) == 3 and all(b is not None and b["width"] > 500 for b in boxes)
+    assert len({round(b["x"]) for b in boxes if b}) == 1  # one above the other
+    buttons = page.locator("[data-testid='stDownloadButton'] button:visible").all()
+    assert len(buttons) == 7  # a chunk map and an index per column, and the report
+    for button in buttons:
+        button.scroll_into_view_if_needed()
+        box = button.bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 900, box
+        # No label is cut: every piece of it is as wide as its text.
+        assert button.evaluate(
+            "b => [...b.querySelectorAll('*')].every(e => e.scrollWidth <= e.clientWidth + 1)"
+        ), button.inner_text()
+    for table in page.locator("[data-testid='stTable']:visible, .cbx-scroll:visible").all():
+        assert table.evaluate(
+            "e => e.scrollWidth <= e.clientWidth + 1 || getComputedStyle(e).overflowX === 'auto'"
+        )
+        box = table.bounding_box()
+        assert box is not None and box["x"] + box["width"] <= 900
+    context.close()
