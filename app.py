@@ -44,6 +44,7 @@ from explorer.pipeline import ColumnRunner, run_column
 from explorer.render import LEGEND, STYLE, highlights, render_view
 from explorer.uploads import Bundle, bundle_from_uploads, bundle_zip, manifest_json, pasted_bundle
 from ui.common import show_error
+from ui.detail import show_detail
 from ui.documents import show_documents, show_drafted
 from ui.index_tab import index_page
 from ui.layout import LAYOUT
@@ -452,6 +453,8 @@ def explore_page(
                 )
             )
 
+    st.subheader("Chunk detail")
+    show_detail(exploration, doc, flagged)
     st.subheader("Span checks")
     show_checks(added, [c.id for c in manifest.span_checks])
     span_form(text, doc, {c.id for c in exploration.checks}, added)

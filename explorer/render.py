@@ -224,6 +224,14 @@ def render_text(
     return "".join(parts)
 
 
+def chunk_text_html(text: str) -> str:
+    """One chunk's text on its own, drawn as faithfully as a view draws it."""
+    piece = _cut_pieces(text)
+    if EXPLICIT_BIDI.search(piece):
+        piece = f"<bdi>{piece}</bdi>"
+    return f'<div class="cbx-doc cbx-detail">{piece}</div>'
+
+
 def size_words(config: Mapping[str, object]) -> str:
     """A column's size as every place names it: `max_chars 220`, `max_tokens 256`."""
     parts = [

@@ -799,3 +799,33 @@ def test_a_failed_documents_checks_are_listed_as_not_evaluated() -> None:
     assert matrix(at)["lost-check"][0][1].startswith("its document did not load")
     assert any("Not evaluated until it loads: lost-check" in shown(c.value) for c in at.caption)
     assert [c.value for c in at.code] == [sha256_hex(bad)]
+
+
+def test_the_chunk_detail_shows_one_chunk_of_the_chosen_column() -> None:
+    at = start()
+    assert at.number_input(key="detail_order").value == 0
+    at.selectbox(key="detail_column").set_value("heading-aware")
+    at.number_input(key="detail_order").set_value(1).run()
+    facts = {
+        r["Field"]: r["Value"]
+        for r in table_rows(next(t for t in at.table if "Field" in t.value.columns))
+    }
+    [chunk] = [
+        c
+        for c in golden_index("heading-aware")["chunks"]
+        if c["source_id"] == "aster-copy-v1" and c["order"] == 1
+    ]
+    assert facts["Order"] == "1"
+    assert facts["Offsets [start, end)"] == f"[{chunk['start']}, {chunk['end']})"
+    assert facts["Lines"] == f"{chunk['start_line']} to {chunk['end_line']}"
+    assert facts["Size"].startswith(f"{chunk['end'] - chunk['start']} characters · ")
+    assert [c.value for c in at.code] == [chunk["chunk_id"]]
+    drawn = next(e.value for e in at.html if "cbx-detail" in e.value)
+    assert html.unescape(re.sub("<[^>]+>", "", drawn)) == chunk["text"]
+    assert "Download this chunk's text" in download_labels(at)
+
+
+def test_the_chunk_detail_order_is_bounded_by_the_documents_chunks() -> None:
+    at = start()
+    at.selectbox(key="detail_column").set_value("heading-aware").run()
+    assert at.number_input(key="detail_order").max == 3  # 4 chunks in aster-copy-v1

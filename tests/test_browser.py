@@ -17,7 +17,7 @@ from pydantic import TypeAdapter
 from explorer.display import WJ
 from explorer.report import Report
 from tests.appserver import CHROMIUM_ARGS, IDLE, chromium_path, running_app
-from tests.conftest import FIXTURE, MANIFEST, ROOT, run_module
+from tests.conftest import FIXTURE, MANIFEST, ROOT, golden_index, run_module
 
 HEADING_AWARE = "[data-policy='heading-aware']"
 
@@ -426,3 +426,28 @@ def test_at_900_px_the_views_stack_and_no_control_or_table_is_clipped(
         box = table.bounding_box()
         assert box is not None and box["x"] + box["width"] <= 900
     context.close()
+
+
+def test_the_chunk_detail_panel_by_keyboard(page: Page) -> None:
+    [chunk] = [
+        c
+        for c in golden_index("heading-aware")["chunks"]
+        if c["source_id"] == "aster-copy-v1" and c["order"] == 1
+    ]
+    column = page.get_by_role("combobox", name="Column")
+    column.focus()
+    page.keyboard.type("heading-aware")
+    page.keyboard.press("Enter")
+    expect(column).to_have_value("heading-aware", timeout=10_000)
+    wait_idle(page)
+    order = page.get_by_role("spinbutton", name="Chunk order (0 to 3)")
+    order.focus()
+    page.keyboard.press("ArrowUp")  # keyboard alone steps to the next chunk
+    page.keyboard.press("Enter")
+    panel = page.locator(".st-key-chunk_detail")
+    expect(panel).to_contain_text(chunk["chunk_id"], timeout=30_000)
+    wait_idle(page)
+    expect(panel).to_contain_text(f"[{chunk['start']}, {chunk['end']})")
+    assert panel.locator(".cbx-detail").evaluate("e => e.textContent") == chunk["text"]
+    code = panel.get_by_test_id("stCode")
+    expect(code).to_contain_text(chunk["chunk_id"])

@@ -178,3 +178,12 @@ def test_flagged_chunks_are_badged_named_and_a_filter_dims_the_others() -> None:
     assert "1 match the filter" in filtered
     assert filtered.count("cbx-dim") == 2  # the two chunks without the flag
     assert visible_text(filtered.split('<div class="cbx-doc">')[1]) == text
+
+
+def test_a_chunks_text_on_its_own_is_drawn_exactly() -> None:
+    from streamlit.string_util import clean_text
+
+    from explorer.render import chunk_text_html
+
+    text = "\n  indented\n\t\n<b>x</b>\n"
+    assert visible_text(clean_text(chunk_text_html(text))) == text
