@@ -282,7 +282,10 @@ def test_remove_an_added_check() -> None:
 def test_upload_a_manifest_with_its_files() -> None:
     at = upload(fixture_files())
     assert counts(at) == ["13", "8", "7"]
-    assert [r["Status"] for r in table_rows(at.table[1])] == ["ok", "ok"]
+    assert set(document_statuses(at).values()) == {
+        "ok: verified; 750 characters",
+        "ok: verified; 371 characters",
+    }
 
 
 def test_upload_a_zip() -> None:
@@ -299,6 +302,14 @@ def test_upload_before_any_file_explains_what_to_do() -> None:
     at.radio(key="source").set_value(UPLOAD).run()
     assert "Upload a manifest" in at.info[0].value
     assert not at.table
+
+
+def file_digests(at: AppTest) -> list[str]:
+    """The SHA-256 shown for each failed document's file: the code boxes after the
+    chunk detail panel's chunk_id, which comes first."""
+    codes = [c.value for c in at.code]
+    assert codes and at.number_input(key="detail_order") is not None
+    return codes[1:]
 
 
 def document_statuses(at: AppTest) -> dict[str, str]:
@@ -339,7 +350,7 @@ def test_a_failed_document_shows_its_code_and_the_others_stay_explorable(
     advice = [shown(m.value) for m in at.markdown if "did not load" in m.value]
     assert len(advice) == 1 and advice[0].startswith(f"**a** did not load ({status}). ")
     if "a.md" in docs:  # the file that came: its whole SHA-256, copyable
-        assert [c.value for c in at.code] == [sha256_hex(docs["a.md"])]
+        assert file_digests(at) == [sha256_hex(docs["a.md"])]
 
 
 def test_every_document_failed() -> None:
@@ -446,6 +457,7 @@ def test_pasted_text_without_a_heading_says_so() -> None:
 
 def test_download_buttons_for_each_index_chunk_map_and_the_report() -> None:
     assert download_labels(start()) == [
+        "Download this chunk's text",
         "fixed-char chunk map",
         "fixed-char index",
         "paragraph chunk map",
@@ -798,7 +810,7 @@ def test_a_failed_documents_checks_are_listed_as_not_evaluated() -> None:
     assert verdicts(at, "lost-check") == ["not evaluated"] * 3
     assert matrix(at)["lost-check"][0][1].startswith("its document did not load")
     assert any("Not evaluated until it loads: lost-check" in shown(c.value) for c in at.caption)
-    assert [c.value for c in at.code] == [sha256_hex(bad)]
+    assert file_digests(at) == [sha256_hex(bad)]
 
 
 def test_the_chunk_detail_shows_one_chunk_of_the_chosen_column() -> None:
