@@ -48,6 +48,7 @@ from ui.detail import show_detail
 from ui.documents import show_documents, show_drafted
 from ui.index_tab import index_page
 from ui.layout import LAYOUT
+from ui.retrieval import retrieval_page
 from ui.scoreboard import show_scoreboard
 
 FIXTURE_MANIFEST = Path(__file__).resolve().parent / "fixtures" / "aster" / "manifest.json"
@@ -383,11 +384,15 @@ def page() -> None:
     except ExplorerError as error:
         show_error(error)
         return
-    explore_tab, index_tab = st.tabs(["Explore boundaries", "Persistent index"])
+    explore_tab, index_tab, retrieval_tab = st.tabs(
+        ["Explore boundaries", "Persistent index", "Retrieval"]
+    )
     with explore_tab:
         explore_page(key, manifest, load, files, settings)
     with index_tab:
         index_page(manifest, load, settings)
+    with retrieval_tab:
+        retrieval_page(key, manifest, load, settings, cached_runner(key))
     st.caption(f"Server time for this view: {time.perf_counter() - began:.3f} s")
 
 

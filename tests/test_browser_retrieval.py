@@ -1,0 +1,69 @@
+"""Real Chromium on the Retrieval tab: a person picks a question and sees, in every
+column, the chunks retrieved for it with their ranks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from playwright.sync_api import Page, expect
+
+from tests.conftest import ROOT
+from tests.test_browser import SIDEBAR_UPLOAD, app_url, browser, choose_source, page, wait_idle
+
+__all__ = ["app_url", "browser", "page"]  # the fixtures, shared with test_browser
+
+LIBRARY = ROOT / "fixtures" / "library"
+COLUMNS = ("fixed-char", "paragraph", "heading-aware")
+
+
+def fixture_files(folder: Path, manifest: str = "manifest.json") -> list[str]:
+    """A fixture's manifest and every file it lists, as a person would pick them."""
+    listed = json.loads((folder / manifest).read_bytes())["documents"]
+    return [str(folder / manifest), *(str(folder / d["path"]) for d in listed)]
+
+
+def open_retrieval(page: Page, folder: Path = LIBRARY) -> None:
+    """Upload a fixture's documents and open the Retrieval tab at its scoreboard."""
+    choose_source(page, "Upload a manifest", SIDEBAR_UPLOAD)
+    page.locator(SIDEBAR_UPLOAD).set_input_files(fixture_files(folder))
+    tab = page.get_by_role("tab", name="Retrieval")
+    expect(tab).to_be_visible(timeout=30_000)
+    wait_idle(page)
+    tab.click()
+    expect(page.get_by_text("Retrieval scoreboard")).to_be_visible(timeout=60_000)
+    wait_idle(page)
+
+
+def pick_question(page: Page, question_id: str) -> None:
+    page.locator("[data-testid='stSelectbox']", has_text="Question").first.click()
+    page.get_by_role("option", name=question_id).first.click()
+    expect(page.locator(".cbx-ranked").first).to_be_visible()
+    wait_idle(page)
+
+
+def test_picking_a_question_shows_its_ranked_hits_in_every_column(page: Page) -> None:
+    open_retrieval(page)
+    pick_question(page, "warranty-void")
+    expect(
+        page.get_by_text("Is the warranty still valid after I opened the device?")
+    ).to_be_visible()
+    for name in COLUMNS:
+        view = page.locator(f"[data-ranked='{name}']")
+        expect(view).to_be_visible()
+        # The header lists the top 5 by rank, and the view marks those in this document.
+        ranks = view.locator(".cbx-hits .cbx-r")
+        expect(ranks).to_have_count(5)
+        assert [ranks.nth(i).get_attribute("data-r") for i in range(5)] == [
+            f"#{n}" for n in range(1, 6)
+        ]
+        badges = view.locator(".cbx-doc .cbx-r")
+        assert badges.count() >= 1
+        assert view.locator(".cbx-doc .cbx-hit").count() >= 1
+        # The answer is outlined, and the view's text is still the document's.
+        expect(view.locator(".cbx-doc .cbx-in").first).to_be_visible()
+        expect(view.locator(".cbx-doc")).to_contain_text("The warranty is void if the device")
+    # heading-aware holds both references in its best chunk: the rank badge #1 is drawn
+    # in the document, right before that chunk's order badge.
+    best = page.locator("[data-ranked='heading-aware'] .cbx-doc .cbx-r[data-r='#1']")
+    expect(best).to_have_count(1)

@@ -1,0 +1,348 @@
+"""AppTest: every widget path of the Retrieval tab, its figures against `evaluate`'s,
+its refusals with their codes; and the ranked view it draws."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from explorer import DirectoryReader, LoadResult, Settings, load_documents, parse_manifest
+from explorer.evaluate import (
+    Evaluation,
+    RetrieverName,
+    evaluate,
+    parse_questions,
+    sweep_columns,
+)
+from explorer.index import build_index
+from explorer.render import render_ranked_view
+from tests.conftest import MANIFEST, ROOT
+from tests.test_app import errors, shown
+from tests.test_store_app import library_upload
+from ui.retrieval import ADDED_ONLY, MAX_QUESTIONS_BYTES, UPLOAD, bundled_for
+
+APP = str(ROOT / "app.py")
+LIBRARY = ROOT / "fixtures" / "library"
+BUNDLED_LIBRARY = "fixtures/library/questions.json (5)"
+COLUMNS = ["fixed-char", "paragraph", "heading-aware"]
+
+
+@pytest.fixture(autouse=True)
+def private_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's persistent index is its own, never the working tree's."""
+    db = tmp_path / "index.db"
+    monkeypatch.setenv("EXPLORER_DB", str(db))
+    return db
+
+
+def start() -> AppTest:
+    return AppTest.from_file(APP, default_timeout=120).run()
+
+
+def library() -> AppTest:
+    at = start()
+    library_upload(at, "manifest.json")
+    return at
+
+
+def library_load() -> LoadResult:
+    manifest = parse_manifest((LIBRARY / "manifest.json").read_bytes())
+    return load_documents(manifest, DirectoryReader(LIBRARY))
+
+
+def expected(retriever: RetrieverName = "bm25", k: int = 5) -> Evaluation:
+    settings = Settings.default()
+    columns = list(zip(settings.config_names, settings.configs, strict=True))
+    questions = parse_questions((LIBRARY / "questions.json").read_bytes())
+    return evaluate(library_load(), questions, columns, retriever, k)
+
+
+def scoreboard(at: AppTest, which: int = 0) -> list[dict[str, str]]:
+    """The scoreboard's rows (`which` -1: the sweep's figures), as shown."""
+    tables = [t for t in at.table if "Recall" in t.value.columns]
+    assert tables, "no scoreboard"
+    return [{k: shown(v) for k, v in r.items()} for r in tables[which].value.to_dict("records")]
+
+
+def assert_scoreboard_is(at: AppTest, evaluation: Evaluation, which: int = 0) -> None:
+    rows = scoreboard(at, which)
+    assert [r["Column"] for r in rows] == [p["name"] for p in evaluation["policies"]]
+    for row, policy in zip(rows, evaluation["policies"], strict=True):
+        s = policy["summary"]
+        assert int(row["Chunks"].replace(",", "")) == s["chunk_count"]
+        assert float(row["Mean size (chars)"].replace(",", "")) == round(s["mean_chunk_chars"])
+        for label, value in (
+            ("Recall", s["recall"]),
+            ("Precision", s["precision"]),
+            ("IoU", s["iou"]),
+            ("Hit rate", s["hit"]),
+        ):
+            assert row[label] == f"{value:.3f}", (policy["name"], label)
+
+
+def ranked_views(at: AppTest) -> dict[str, str]:
+    """Each column's ranked view of the chosen question, by column name."""
+    found = {}
+    for element in at.get("html"):
+        match = re.search(r'data-ranked="([^"]+)"', element.proto.body)
+        if match:
+            found[match.group(1)] = element.proto.body
+    return found
+
+
+def add_question(at: AppTest, question: str, source_id: str, quote: str, second: str = "") -> None:
+    at.text_input(key="new_question_text").input(question)
+    at.selectbox(key="new_question_doc").set_value(source_id)
+    at.text_area(key="new_question_quote").input(quote)
+    at.text_input(key="new_question_quote_2").input(second)
+    next(b for b in at.button if b.label == "Add question").click().run()
+
+
+def upload_questions(at: AppTest, data: bytes) -> None:
+    at.radio(key="questions_source").set_value(UPLOAD).run()
+    at.file_uploader(key="questions_upload").set_value(
+        [("questions.json", data, "application/json")]
+    ).run()
+
+
+# -- choosing the questions -------------------------------------------------------------------
+
+
+def test_the_bundled_example_has_no_questions_file_and_offers_adding_one() -> None:
+    at = start()
+    assert not at.exception
+    assert at.radio(key="questions_source").options == [ADDED_ONLY, UPLOAD]
+    assert any("No questions yet" in m.value for m in at.markdown)
+    assert not [t for t in at.table if "Recall" in t.value.columns]
+
+
+def test_the_library_documents_offer_their_questions_and_score_them_as_evaluate_does() -> None:
+    at = library()
+    assert not at.exception and not errors(at)
+    assert at.radio(key="questions_source").options == [BUNDLED_LIBRARY, ADDED_ONLY, UPLOAD]
+    assert at.radio(key="questions_source").value == BUNDLED_LIBRARY
+    assert_scoreboard_is(at, expected())
+    # heading-aware keeps every answer whole in one chunk; fixed-char never does
+    assert [r["Hit rate"] for r in scoreboard(at)] == ["0.000", "0.200", "1.000"]
+
+
+def test_the_second_run_of_the_library_is_not_offered_its_questions() -> None:
+    at = start()
+    library_upload(at, "manifest-run2.json")  # refund-policy v2: other bytes
+    assert at.radio(key="questions_source").options == [ADDED_ONLY, UPLOAD]
+
+
+def test_changing_k_and_the_retriever_scores_again() -> None:
+    at = library()
+    at.slider(key="retrieval_k").set_value(1).run()
+    assert_scoreboard_is(at, expected("bm25", 1))
+    at.radio(key="retriever").set_value("embedding").run()
+    assert not at.exception and not errors(at)
+    assert_scoreboard_is(at, expected("embedding", 1))
+    at.radio(key="retriever").set_value("hybrid").run()
+    assert_scoreboard_is(at, expected("hybrid", 1))
+    views = ranked_views(at)
+    assert all(v.count('class="cbx-hitref"') == 1 for v in views.values())
+
+
+def test_an_uploaded_questions_file_is_scored() -> None:
+    at = library()
+    questions = json.loads((LIBRARY / "questions.json").read_bytes())
+    questions["questions"] = questions["questions"][:2]
+    upload_questions(at, json.dumps(questions).encode())
+    assert not errors(at)
+    rows = scoreboard(at)
+    assert len(rows) == 3
+    assert at.selectbox(key="question").options[0].startswith("refund-window")
+    assert len(at.selectbox(key="question").options) == 2
+
+
+@pytest.mark.parametrize(
+    ("data", "code", "words"),
+    [
+        (b"{not json", "invalid_questions", ""),
+        (b'{"questions_version": 2, "questions": []}', "invalid_questions", ""),
+        (
+            json.dumps(
+                {
+                    "questions_version": 1,
+                    "questions": [
+                        {
+                            "id": "q",
+                            "question": "?",
+                            "source_id": "shipping",
+                            "references": [{"quote": "not in the text"}],
+                        }
+                    ],
+                }
+            ).encode(),
+            "span_quote_not_found",
+            "not in the text",
+        ),
+        (
+            json.dumps(
+                {
+                    "questions_version": 1,
+                    "questions": [
+                        {
+                            "id": "q",
+                            "question": "?",
+                            "source_id": "elsewhere",
+                            "references": [{"quote": "x"}],
+                        }
+                    ],
+                }
+            ).encode(),
+            "invalid_questions",
+            "elsewhere",
+        ),
+        (b" " * (MAX_QUESTIONS_BYTES + 1), "invalid_questions", "at most 1,048,576"),
+    ],
+)
+def test_a_bad_questions_file_is_refused_with_its_code(data: bytes, code: str, words: str) -> None:
+    at = library()
+    upload_questions(at, data)
+    assert not at.exception
+    shown_errors = errors(at)
+    assert len(shown_errors) == 1, shown_errors
+    assert shown_errors[0].startswith(f"**{code}**"), shown_errors
+    assert words in shown_errors[0]
+    assert not [t for t in at.table if "Recall" in t.value.columns]
+
+
+# -- one question ---------------------------------------------------------------------------
+
+
+def test_picking_a_question_shows_its_answer_and_each_columns_ranked_hits() -> None:
+    at = library()
+    at.selectbox(key="question").set_value("warranty-void").run()
+    assert not at.exception
+    assert [c.value for c in at.code] == [
+        "two-year warranty against manufacturing defects",
+        "The warranty is void if the device was opened",
+    ]
+    views = ranked_views(at)
+    assert list(views) == COLUMNS
+    evaluation = expected()
+    for policy in evaluation["policies"]:
+        view = views[policy["name"]]
+        result = next(q for q in policy["questions"] if q["id"] == "warranty-void")
+        for hit in result["retrieved"]:
+            assert f'data-r="#{hit["rank"]}"' in view
+        assert f"recall <b>{result['recall']:.3f}</b>" in view
+        assert view.count('class="cbx-hl"') == 2  # both answers outlined and labelled
+    assert "✓ one chunk holds it all" in views["heading-aware"]
+    assert "✗ no chunk holds it all" in views["fixed-char"]
+
+
+# -- adding a question ----------------------------------------------------------------------
+
+
+def test_a_question_added_to_the_bundled_example_is_scored_and_chosen() -> None:
+    at = start()
+    at.radio(key="questions_source").set_value(ADDED_ONLY).run()
+    add_question(
+        at,
+        "May save_copy overwrite an existing path?",
+        "aster-copy-v1",
+        "This operation refuses an existing path.",
+        "save_copy never overwrites a document.",
+    )
+    assert not at.exception and not errors(at)
+    rows = scoreboard(at)
+    assert [r["Column"] for r in rows] == COLUMNS
+    chosen = at.selectbox(key="question")
+    assert chosen.value is not None and chosen.value.startswith("q-")
+    assert len(ranked_views(at)) == 3
+    assert "1 of 50 added here" in at.expander[-1].label
+    # Kept across reruns, and cleared on demand.
+    at.slider(key="retrieval_k").set_value(2).run()
+    assert len(at.selectbox(key="question").options) == 1
+    at.button(key="clear_questions").click().run()
+    assert any("No questions yet" in m.value for m in at.markdown)
+
+
+def test_an_added_question_joins_the_file_and_a_bad_quote_is_refused() -> None:
+    at = library()
+    add_question(at, "Who signs for parcels?", "shipping", "no such sentence")
+    assert errors(at)[0].startswith("**span_quote_not_found**")
+    assert len(at.selectbox(key="question").options) == 5
+    add_question(at, "Where do I send the serial number?", "warranty", "Send the serial number")
+    assert not errors(at)
+    options = at.selectbox(key="question").options
+    assert len(options) == 6 and options[-1].startswith("q-")
+    assert at.selectbox(key="question").value == options[-1].split(":")[0]
+
+
+# -- the sweep ------------------------------------------------------------------------------
+
+
+def sweep_charts(at: AppTest) -> list[dict[str, object]]:
+    specs = [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
+    return [spec for spec in specs if "mean over the questions" in json.dumps(spec)]
+
+
+def test_a_sweep_runs_on_demand_and_draws_recall_and_iou() -> None:
+    at = library()
+    assert not sweep_charts(at)
+    at.selectbox(key="sweep_policy").set_value("heading-aware")
+    at.number_input(key="sweep_from").set_value(100)
+    at.number_input(key="sweep_to").set_value(300)
+    at.number_input(key="sweep_step").set_value(100).run()
+    at.button(key="sweep_run").click().run()
+    assert not at.exception and not errors(at)
+    charts = sweep_charts(at)
+    assert len(charts) == 1
+    assert "heading-aware max_chars" in json.dumps(charts[0])  # the x axis
+    questions = parse_questions((LIBRARY / "questions.json").read_bytes())
+    swept = sweep_columns("heading-aware:100:300:100")
+    assert_scoreboard_is(at, evaluate(library_load(), questions, swept), which=-1)
+    names = [r["Column"] for r in scoreboard(at, -1)]
+    assert names == ["heading-aware@100", "heading-aware@200", "heading-aware@300"]
+
+
+def test_a_sweep_of_too_many_sizes_is_refused() -> None:
+    at = library()
+    at.number_input(key="sweep_from").set_value(1)
+    at.number_input(key="sweep_to").set_value(2000)
+    at.number_input(key="sweep_step").set_value(1).run()
+    at.button(key="sweep_run").click().run()
+    assert errors(at)[-1].startswith("**usage**")
+    assert "at most 20" in errors(at)[-1]
+
+
+# -- the drawing ----------------------------------------------------------------------------
+
+
+def test_the_ranked_view_keeps_the_text_and_badges_only_retrieved_chunks() -> None:
+    load = library_load()
+    settings = Settings.default()
+    evaluation = expected("bm25", 3)
+    documents = {d["source_id"]: d for d in load.documents}
+    for (name, config), policy in zip(
+        zip(settings.config_names, settings.configs, strict=True),
+        evaluation["policies"],
+        strict=True,
+    ):
+        index = build_index(load.documents, config)
+        for result in policy["questions"]:
+            text = documents[result["source_id"]]["text"]
+            view = render_ranked_view(text, name, policy["config"], index, result)
+            body = view.split('class="cbx-doc">', 1)[1]
+            plain = re.sub(r"<[^>]+>", "", body).replace("&#10;", "\n")
+            assert plain.replace("&amp;", "&") == text
+            here = [h for h in result["retrieved"] if h["source_id"] == result["source_id"]]
+            assert body.count('class="cbx-r"') == len(here)
+            assert view.count('class="cbx-hitref"') == 3
+
+
+def test_the_aster_manifest_is_not_matched_to_any_bundled_questions() -> None:
+    assert bundled_for(parse_manifest(MANIFEST.read_bytes())) == []
+    labels = [
+        b.label for b in bundled_for(parse_manifest((LIBRARY / "manifest.json").read_bytes()))
+    ]
+    assert labels == [BUNDLED_LIBRARY]

@@ -1,0 +1,435 @@
+"""The app's *Retrieval* tab: questions with known answers, searched in every column.
+
+A scoreboard per column (recall, precision, IoU, hit rate, chunk count, mean size), one
+question's ranked hits drawn in each column's view of its document (why a policy wins),
+a form to add a question by quoting its answer, and a sweep of one policy's size.
+Widgets and layout only; `explorer.evaluate` measures and `explorer.render` draws.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import altair as alt
+import streamlit as st
+
+from explorer import (
+    POLICIES,
+    ChunkConfig,
+    Column,
+    ErrorCode,
+    ExplorerError,
+    LoadResult,
+    Manifest,
+    Settings,
+    explore,
+    parse_manifest,
+)
+from explorer.digests import digest
+from explorer.display import markdown_literal, markdown_rows, plain_text
+from explorer.evaluate import (
+    DEFAULT_K,
+    Evaluation,
+    QuestionResult,
+    QuestionSet,
+    RetrieverName,
+    evaluate,
+    new_question,
+    parse_questions,
+    sweep_columns,
+)
+from explorer.pipeline import ColumnRunner
+from explorer.render import RANKED_LEGEND, RANKED_STYLE, render_ranked_view
+
+from .common import show_error
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+# The bundled questions files, each written for the documents of its fixture's manifest.
+BUNDLED = (
+    (FIXTURES / "library" / "manifest.json", FIXTURES / "library" / "questions.json"),
+    (FIXTURES / "markdown-docs" / "manifest.json", FIXTURES / "markdown-docs" / "questions.json"),
+)
+ADDED_ONLY, UPLOAD = "Only the questions added here", "Upload a questions file"
+MAX_QUESTIONS_BYTES = 1024 * 1024  # an upload's size; the file's counts are bounded too
+MAX_ADDED = 50  # questions one person adds to one set of documents
+MAX_QUOTE_CHARS = 10_000
+K_RANGE = (1, 20)
+MAX_SWEEP_SIZES = 20  # each size is a whole index searched for every question
+CACHE_TTL = "10m"  # as the page's other caches
+RETRIEVER_HELP = (
+    "bm25: the question's words (stemmed, stop words dropped) · embedding: cosine of "
+    "WordLlama vectors · hybrid: both rankings fused by reciprocal rank"
+)
+
+
+@dataclass(frozen=True)
+class Bundled:
+    label: str
+    questions: QuestionSet
+
+
+@cache
+def _bundled(manifest_path: Path, questions_path: Path) -> tuple[dict[str, str], QuestionSet]:
+    digests = {
+        d["source_id"]: d["sha256"] for d in parse_manifest(manifest_path.read_bytes()).documents
+    }
+    return digests, parse_questions(questions_path.read_bytes())
+
+
+def bundled_for(manifest: Manifest) -> list[Bundled]:
+    """The bundled questions files written for these documents: every document they ask
+    about is in `manifest` with the bytes the file was written for (the same SHA-256)."""
+    ours = {d["source_id"]: d["sha256"] for d in manifest.documents}
+    found = []
+    for manifest_path, questions_path in BUNDLED:
+        digests, questions = _bundled(manifest_path, questions_path)
+        asked = {q.source_id for q in questions.questions}
+        if all(ours.get(s) is not None and ours.get(s) == digests.get(s) for s in asked):
+            label = f"{questions_path.relative_to(FIXTURES.parent)} ({len(questions.questions)})"
+            found.append(Bundled(label, questions))
+    return found
+
+
+# -- cached core calls: keyed by digests ------------------------------------------------------
+
+
+@st.cache_data(show_spinner="Searching every column…", max_entries=8, ttl=CACHE_TTL)
+def evaluation_cached(
+    key: str,
+    questions: str,
+    columns: str,
+    retriever: RetrieverName,
+    k: int,
+    _load: LoadResult,
+    _questions: QuestionSet,
+    _columns: Sequence[tuple[str, ChunkConfig]],
+) -> Evaluation:
+    """One evaluation, keyed by the documents', the questions' and the columns' digests."""
+    return evaluate(_load, _questions, _columns, retriever, k)
+
+
+@st.cache_data(show_spinner="Drawing…", max_entries=8, ttl=CACHE_TTL)
+def ranked_view_cached(
+    index_id: str, result: str, name: str, _text: str, _column: Column, _result: QuestionResult
+) -> str:
+    return render_ranked_view(_text, name, _column.result["config"], _column.index, _result)
+
+
+def columns_digest(columns: Sequence[tuple[str, ChunkConfig]]) -> str:
+    return digest([[name, config.as_json()] for name, config in columns])
+
+
+def evaluate_here(
+    key: str,
+    load: LoadResult,
+    questions: QuestionSet,
+    columns: Sequence[tuple[str, ChunkConfig]],
+    retriever: RetrieverName,
+    k: int,
+) -> Evaluation:
+    asked = digest(questions.model_dump(mode="json", exclude_none=True))
+    return evaluation_cached(
+        key, asked, columns_digest(columns), retriever, k, load, questions, columns
+    )
+
+
+# -- the questions ---------------------------------------------------------------------------
+
+
+def added_questions(key: str) -> list[dict[str, object]]:
+    """The questions added to these documents; those of documents left behind are dropped."""
+    kept: dict[str, list[dict[str, object]]] = st.session_state.get("added_questions", {})
+    mine = kept.get(key, [])
+    st.session_state["added_questions"] = {key: mine}
+    return mine
+
+
+def chosen_file(manifest: Manifest) -> QuestionSet | None:
+    """The questions file picked (a bundled one, or an upload), or None."""
+    bundled = bundled_for(manifest)
+    options = [b.label for b in bundled] + [ADDED_ONLY, UPLOAD]
+    choice = st.radio("Questions", options, key="questions_source")
+    if choice == ADDED_ONLY:
+        return None
+    if choice != UPLOAD:
+        return next(b.questions for b in bundled if b.label == choice)
+    upload = st.file_uploader(
+        "questions.json (questions_version 1)", type=["json"], key="questions_upload"
+    )
+    if upload is None:
+        return None
+    if upload.size > MAX_QUESTIONS_BYTES:
+        raise ExplorerError(
+            ErrorCode.INVALID_QUESTIONS,
+            f"the questions file is {upload.size:,} bytes; at most {MAX_QUESTIONS_BYTES:,} "
+            "are read",
+        )
+    return parse_questions(upload.getvalue())
+
+
+def with_added(file: QuestionSet | None, added: Sequence[dict[str, object]]) -> QuestionSet | None:
+    """The file's questions, then those added here (an added one whose id the file already
+    uses is left out)."""
+    listed = [q.model_dump(mode="json", exclude_none=True) for q in file.questions] if file else []
+    taken = {q["id"] for q in listed}
+    questions = listed + [q for q in added if q["id"] not in taken]
+    if not questions:
+        return None
+    return QuestionSet.model_validate({"questions_version": 1, "questions": questions})
+
+
+def question_form(
+    load: LoadResult, added: list[dict[str, object]], taken: Sequence[str], source_id: str
+) -> None:
+    """Add a question by typing it and quoting its answer; placed (or refused) at once."""
+    texts = {d["source_id"]: d["text"] for d in load.documents}
+    source_ids = list(texts)
+    with st.form("add_question", border=True):
+        asked = st.text_input(
+            "Question",
+            max_chars=MAX_QUOTE_CHARS,
+            key="new_question_text",
+            placeholder="How long is the refund window?",
+        )
+        where = st.selectbox(
+            "Its answer is in",
+            source_ids,
+            index=source_ids.index(source_id) if source_id in source_ids else 0,
+            format_func=plain_text,
+            key="new_question_doc",
+        )
+        first = st.text_area(
+            "Answer: quote it exactly as the document has it (the quote must occur once)",
+            max_chars=MAX_QUOTE_CHARS,
+            key="new_question_quote",
+            height=80,
+        )
+        second = st.text_input(
+            "A second quote, e.g. the qualifier that belongs with it (optional)",
+            max_chars=MAX_QUOTE_CHARS,
+            key="new_question_quote_2",
+        )
+        if not st.form_submit_button("Add question"):
+            return
+    try:
+        if len(added) >= MAX_ADDED:
+            raise ExplorerError(
+                ErrorCode.USAGE, f"at most {MAX_ADDED} questions can be added here; clear them"
+            )
+        quotes = [quote for quote in (first, second) if quote]
+        made = new_question(asked, where, quotes, texts[where], taken)
+    except ExplorerError as error:
+        show_error(error)
+        return
+    added.append(made.model_dump(mode="json", exclude_none=True))
+    st.session_state["question_next"] = made.id  # chosen in the next run
+    st.rerun()
+
+
+# -- what the tab shows ---------------------------------------------------------------------
+
+
+def scoreboard_rows(evaluation: Evaluation) -> list[dict[str, str]]:
+    """One row per column: its size and the means over the questions, as shown."""
+    return [
+        {
+            "Column": policy["name"],
+            "Chunks": f"{s['chunk_count']:,}",
+            "Mean size (chars)": f"{s['mean_chunk_chars']:,.0f}",
+            "Recall": f"{s['recall']:.3f}",
+            "Precision": f"{s['precision']:.3f}",
+            "IoU": f"{s['iou']:.3f}",
+            "Hit rate": f"{s['hit']:.3f}",
+        }
+        for policy in evaluation["policies"]
+        for s in [policy["summary"]]
+    ]
+
+
+def best_line(evaluation: Evaluation) -> str:
+    """The columns that lead on recall, on IoU and on hit rate (all of them on a tie)."""
+    policies = evaluation["policies"]
+    parts = []
+    for label, field in (
+        ("most of each answer found (recall)", 0),
+        ("least text around it (IoU)", 1),
+        ("whole answer in one chunk most often (hit rate)", 2),
+    ):
+        figures = {
+            p["name"]: (p["summary"]["recall"], p["summary"]["iou"], p["summary"]["hit"])[field]
+            for p in policies
+        }
+        best = max(figures.values())
+        leaders = ", ".join(markdown_literal(n) for n, v in figures.items() if v == best)
+        parts.append(f"{label}: **{leaders}** ({best:.3f})")
+    return "Best — " + " · ".join(parts) + "."
+
+
+def show_question(
+    evaluation: Evaluation,
+    questions: QuestionSet,
+    columns: Sequence[Column],
+    texts: dict[str, str],
+) -> str:
+    """Pick a question: its answer, then each column's view with the ranked hits.
+    Returns the question's document."""
+    first = evaluation["policies"][0]["questions"]
+    ids = [q["id"] for q in first]
+    pending = st.session_state.pop("question_next", None)
+    if pending in ids:
+        st.session_state["question"] = pending
+    if st.session_state.get("question") not in ids:
+        st.session_state["question"] = ids[0]
+    asked = {q.id: q.question for q in questions.questions}
+    picked = st.selectbox(
+        "Question",
+        ids,
+        format_func=lambda i: plain_text(f"{i}: {asked[i]}"[:160]),
+        key="question",
+    )
+    position = ids.index(picked)
+    result = first[position]
+    source_id = result["source_id"]
+    text = texts[source_id]
+    st.markdown(f"**{markdown_literal(asked[picked])}** — in {markdown_literal(source_id)}")
+    for number, reference in enumerate(result["references"], 1):
+        start, end = reference["start"], reference["end"]
+        st.caption(f"Answer {number} of {len(result['references'])}: [{start:,}, {end:,})")
+        st.code(text[start:end], language=None, wrap_lines=True)
+    st.html(RANKED_LEGEND)
+    shown = {c.name: c for c in columns}
+    places = st.columns(len(evaluation["policies"]))
+    for place, policy in zip(places, evaluation["policies"], strict=True):
+        column = shown.get(policy["name"])
+        with place:
+            own = policy["questions"][position]
+            if column is None or column.result["index_id"] != policy["index_id"]:
+                st.warning(f"{markdown_literal(policy['name'])} is not shown on this page.")
+                continue
+            st.html(
+                ranked_view_cached(
+                    policy["index_id"], digest(own), policy["name"], text, column, own
+                )
+            )
+    return source_id
+
+
+def sweep(
+    key: str,
+    load: LoadResult,
+    questions: QuestionSet,
+    retriever: RetrieverName,
+    k: int,
+) -> None:
+    """Recall and IoU against the size of one sized policy, on demand."""
+    sized = [p.name for p in POLICIES.values() if p.default_max_chars is not None]
+    places = st.columns([2, 1, 1, 1])
+    name = places[0].selectbox("Policy", sized, key="sweep_policy")
+    low = places[1].number_input("From", 1, 2000, 100, 50, key="sweep_from")
+    high = places[2].number_input("To", 1, 2000, 1000, 50, key="sweep_to")
+    step = places[3].number_input("Step", 1, 2000, 100, 50, key="sweep_step")
+    spec = f"{name}:{low}:{high}:{step}"
+    if st.button("Run the sweep", key="sweep_run"):
+        st.session_state["sweep_spec"] = spec
+    if st.session_state.get("sweep_spec") != spec:
+        st.caption(
+            f"Each size is a whole index searched for every question: at most "
+            f"{MAX_SWEEP_SIZES} sizes, computed when you press the button."
+        )
+        return
+    try:
+        if high >= low and (high - low) // step >= MAX_SWEEP_SIZES:
+            raise ExplorerError(
+                ErrorCode.USAGE,
+                f"the sweep {spec} has {(high - low) // step + 1} sizes; at most "
+                f"{MAX_SWEEP_SIZES} here (the command line's --sweep takes 100)",
+            )
+        evaluation = evaluate_here(key, load, questions, sweep_columns(spec), retriever, k)
+    except ExplorerError as error:
+        show_error(error)
+        return
+    points = [
+        {"max_chars": p["config"]["max_chars"], "figure": figure, "value": value}
+        for p in evaluation["policies"]
+        for figure, value in (("recall", p["summary"]["recall"]), ("IoU", p["summary"]["iou"]))
+    ]
+    chart = (
+        alt.Chart({"values": points})
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("max_chars:Q", title=f"{name} max_chars"),
+            y=alt.Y("value:Q", title="mean over the questions", scale=alt.Scale(domain=[0, 1])),
+            color=alt.Color("figure:N", title=None),
+            tooltip=["max_chars:Q", "figure:N", alt.Tooltip("value:Q", format=".3f")],
+        )
+        .properties(height=300)
+    )
+    st.altair_chart(chart, width="stretch")
+    with st.expander("The sweep's figures", expanded=False):
+        st.table(markdown_rows(scoreboard_rows(evaluation)))
+
+
+def retrieval_page(
+    key: str, manifest: Manifest, load: LoadResult, settings: Settings, run: ColumnRunner
+) -> None:
+    """The tab: pick questions, k and a retriever; the scoreboard, one question's ranked
+    hits per column, a form to add a question, and a sweep of a size."""
+    st.html(RANKED_STYLE)
+    if not load.documents:
+        st.info("No document loaded, so there is nothing to search.")
+        return
+    texts = {d["source_id"]: d["text"] for d in load.documents}
+    added = added_questions(key)
+    places = st.columns([3, 2, 2])
+    with places[0]:
+        try:
+            file = chosen_file(manifest)
+        except ExplorerError as error:
+            show_error(error)
+            file = None
+    k = places[1].slider("k: chunks retrieved per question", *K_RANGE, DEFAULT_K, key="retrieval_k")
+    retrievers: list[RetrieverName] = ["bm25", "embedding", "hybrid"]
+    retriever = places[2].radio("Retriever", retrievers, key="retriever", help=RETRIEVER_HELP)
+    if retriever is None:  # a radio with options always has a value
+        retriever = retrievers[0]
+    questions = with_added(file, added)
+    source_id = next(iter(texts))
+    if questions is None:
+        st.markdown(
+            ":material/help: **No questions yet**: pick or upload a questions file, or add a "
+            "question below by typing it and quoting its answer from a document."
+        )
+    else:
+        columns = list(zip(settings.config_names, settings.configs, strict=True))
+        try:
+            evaluation = evaluate_here(key, load, questions, columns, retriever, k)
+            shown = explore(load, manifest.span_checks, settings, run=run).columns
+        except ExplorerError as error:
+            show_error(error)
+            evaluation = None
+        if evaluation is not None:
+            st.subheader("Retrieval scoreboard")
+            st.caption(
+                f"{len(questions.questions):,} questions, the top {k} chunks of each column's "
+                f"whole index by {retriever}. Recall: how much of each answer was retrieved; "
+                "precision: how much of what was retrieved is answer; IoU: both at once; hit "
+                "rate: the share of questions whose whole answer sits in one retrieved chunk."
+            )
+            st.table(markdown_rows(scoreboard_rows(evaluation)))
+            st.markdown(best_line(evaluation))
+            st.subheader("Why: one question's hits in each column")
+            source_id = show_question(evaluation, questions, shown, texts)
+    with st.expander(
+        f"Add a question ({len(added)} of {MAX_ADDED} added here)", expanded=questions is None
+    ):
+        taken = [q.id for q in questions.questions] if questions else []
+        question_form(load, added, taken, source_id)
+        if added and st.button("Clear the questions added here", key="clear_questions"):
+            added.clear()
+            st.rerun()
+    if questions is not None:
+        st.subheader("Sweep a size")
+        sweep(key, load, questions, retriever, k)
