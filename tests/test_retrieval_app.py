@@ -221,7 +221,7 @@ def test_picking_a_question_shows_its_answer_and_each_columns_ranked_hits() -> N
     at = library()
     at.selectbox(key="question").set_value("warranty-void").run()
     assert not at.exception
-    assert [c.value for c in at.code] == [
+    assert [c.value for c in at.code][-2:] == [  # the tab's are the page's last
         "two-year warranty against manufacturing defects",
         "The warranty is void if the device was opened",
     ]
