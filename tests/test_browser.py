@@ -250,7 +250,7 @@ def test_user_text_in_an_error_and_a_table_is_shown_as_text(page: Page) -> None:
     page.get_by_label("Span A label").fill("\u202eevil")
     page.get_by_label("Span A quote (exact text, once)").fill("Listing documents")
     page.get_by_role("button", name="Add check").click()
-    row = page.locator("[data-testid='stTable'] tbody tr", has_text="rtl").first
+    row = page.locator(".cbx-matrix tbody tr", has_text="rtl").first
     expect(row).to_contain_text("\\u202eevil: ", timeout=30_000)
     wait_idle(page)
     assert "\u202e" not in row.inner_text()
@@ -281,7 +281,7 @@ def test_every_view_draws_exactly_the_document(page: Page) -> None:
     """What each view holds, as the browser has it after Streamlit and DOMPurify, is the
     document character for character: whitespace-only lines, tabs, CJK and emoji."""
     paste(page, FAITHFUL)
-    views = page.locator(".cbx-doc")
+    views = page.locator(".cbx-view .cbx-doc")
     expect(views).to_have_count(3)
     for position in range(3):
         view = views.nth(position)
@@ -410,7 +410,7 @@ def test_at_900_px_the_views_stack_and_no_control_or_table_is_clipped(
     assert len(boxes) == 3 and all(b is not None and b["width"] > 500 for b in boxes)
     assert len({round(b["x"]) for b in boxes if b}) == 1  # one above the other
     buttons = page.locator("[data-testid='stDownloadButton'] button:visible").all()
-    assert len(buttons) == 7  # a chunk map and an index per column, and the report
+    assert len(buttons) == 8  # a chunk map and an index per column, the report, the chunk text
     for button in buttons:
         button.scroll_into_view_if_needed()
         box = button.bounding_box()
