@@ -22,6 +22,7 @@ from explorer import (
     Settings,
 )
 from explorer.checks import checks_key
+from explorer.display import markdown_literal
 from explorer.imports import MAX_NAME_CHARS, ChunkFile
 from explorer.pipeline import ImportRunner, import_column
 from explorer.policies import LIBRARY_POLICIES, make_config
@@ -177,3 +178,10 @@ def with_other_pipelines(
 ) -> Settings:
     """The sliders' columns, then the live columns, then the chunk files."""
     return Settings((*settings.configs, *live), tuple(files))
+
+
+def show_import_notes(columns: Sequence[Column]) -> None:
+    """What placing each chunk file had to say: chunks found loosely, converted, skipped."""
+    for column in columns:
+        for note in column.result.get("notes", []):
+            st.info(f"{markdown_literal(column.name)}: {markdown_literal(note)}")
