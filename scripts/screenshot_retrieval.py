@@ -1,4 +1,5 @@
-"""Start the app, open the Retrieval tab on a fixture, pick a question, save a screenshot.
+"""Start the app, open the Retrieval tab on a fixture, pick a question, sweep heading-aware's
+size, and save a screenshot.
 
 PYTHONPATH=. .venv/bin/python scripts/screenshot_retrieval.py [OUT.png] [WIDTH] [FIXTURE] [QUESTION]
 (defaults: docs/screenshot-retrieval.png, 1600, library, warranty-void; look at it
@@ -35,6 +36,23 @@ def main(argv: list[str]) -> int:
         page.wait_for_selector("[data-policy='heading-aware']", timeout=60_000)
         open_retrieval(page, folder)
         pick_question(page, question)
+        page.locator("[data-testid='stSelectbox']", has_text="Policy").click()
+        page.get_by_role("option", name="heading-aware").click()
+        wait_idle(page)
+        for label, value in (("From", "20"), ("To", "400"), ("Step", "20")):
+            page.get_by_label(label, exact=True).fill(value)
+            page.get_by_label(label, exact=True).press("Enter")
+            wait_idle(page)
+        page.get_by_role("button", name="Run the sweep").click()
+        chart = page.locator("[data-testid='stVegaLiteChart']").last  # the tab's, not the sizes'
+        chart.wait_for(state="visible", timeout=60_000)
+        wait_idle(page)
+        page.wait_for_timeout(1000)
+        # The page scrolls inside its main block: grow the window to the block's height.
+        height = page.evaluate(
+            "document.querySelector('[data-testid=\"stMainBlockContainer\"]').scrollHeight"
+        )
+        page.set_viewport_size({"width": width, "height": int(height) + 40})
         page.wait_for_timeout(500)
         page.screenshot(path=str(target), full_page=True)
         browser.close()

@@ -362,7 +362,11 @@ def sweep(
         .encode(
             x=alt.X("max_chars:Q", title=f"{name} max_chars"),
             y=alt.Y("value:Q", title="mean over the questions", scale=alt.Scale(domain=[0, 1])),
-            color=alt.Color("figure:N", title=None),
+            color=alt.Color(
+                "figure:N",
+                title=None,
+                scale=alt.Scale(domain=["recall", "IoU"], range=["#1565c0", "#ef6c00"]),
+            ),
             tooltip=["max_chars:Q", "figure:N", alt.Tooltip("value:Q", format=".3f")],
         )
         .properties(height=300)
