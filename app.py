@@ -158,14 +158,32 @@ def settings_from_link() -> None:
     st.session_state["link_notes"] = [markdown_literal(note) for note in notes]
 
 
+def _copy(source: str, target: str) -> None:
+    st.session_state[target] = st.session_state[source]
+
+
 def size_sliders(sidebar: DeltaGenerator) -> Settings:
-    """One slider per sized policy of the registry, named as the report names the size."""
+    """Per sized policy of the registry, a slider and a number box that hold one value,
+    named as the report, the headers and the scoreboard name the size (`max_chars`)."""
     sizes = {}
     for config in Settings.default().configs:
         if config.max_chars is not None:
-            st.session_state.setdefault(config.strategy, config.max_chars)
-            sizes[config.strategy] = sidebar.slider(
-                f"{config.strategy} max_chars", *SIZE_RANGE, key=config.strategy
+            name, box = config.strategy, f"{config.strategy}-box"
+            st.session_state.setdefault(name, config.max_chars)
+            st.session_state.setdefault(box, st.session_state[name])
+            label = f"{name} max_chars"
+            slider, number = sidebar.columns([3, 2], vertical_alignment="bottom")
+            sizes[name] = slider.slider(
+                label, *SIZE_RANGE, key=name, on_change=_copy, args=(name, box)
+            )
+            number.number_input(
+                label,
+                *SIZE_RANGE,
+                step=1,
+                key=box,
+                on_change=_copy,
+                args=(box, name),
+                label_visibility="hidden",
             )
     return Settings.from_sizes(sizes)
 
@@ -418,7 +436,9 @@ def explore_page(
     if st.session_state.get("doc") not in source_ids:
         st.session_state["doc"] = source_ids[0]
     doc = st.sidebar.selectbox("Document", source_ids, key="doc")
-    st.query_params.from_dict({"doc": doc, **settings.to_query()})
+    wanted = {"doc": doc, **settings.to_query()}
+    if st.query_params.to_dict() != wanted:  # rewrite the link only when it changes
+        st.query_params.from_dict(wanted)
 
     added = user_checks(key)
     try:

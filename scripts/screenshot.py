@@ -33,7 +33,10 @@ def main(argv: list[str]) -> int:
         page.goto(f"{url}/{query}")
         page.wait_for_selector("[data-policy='heading-aware']", timeout=60_000)
         page.wait_for_selector(IDLE, timeout=60_000)
-        page.wait_for_timeout(500)
+        page.wait_for_timeout(1_000)  # a rerun may start just after the first idle
+        page.wait_for_selector(IDLE, timeout=60_000)
+        page.wait_for_selector("[data-testid='stStatusWidget']", state="detached")
+        page.wait_for_selector("[data-testid='stSkeleton']", state="detached")
         if full:
             height = page.evaluate("document.querySelector('[data-testid=stMain]').scrollHeight")
             page.set_viewport_size({"width": width, "height": min(int(height) + 50, 12_000)})

@@ -841,3 +841,22 @@ def test_the_chunk_detail_order_is_bounded_by_the_documents_chunks() -> None:
     at = start()
     at.selectbox(key="detail_column").set_value("heading-aware").run()
     assert at.number_input(key="detail_order").max == 3  # 4 chunks in aster-copy-v1
+
+
+def test_each_size_has_a_slider_and_a_number_box_that_hold_one_value() -> None:
+    at = start()
+    assert at.number_input(key="heading-aware-box").value == 220
+    at.number_input(key="heading-aware-box").set_value(2000).run()
+    assert at.slider(key="heading-aware").value == 2000
+    assert counts(at) == ["13", "8", "5"]
+    at.slider(key="fixed-char").set_value(120).run()
+    assert at.number_input(key="fixed-char-box").value == 120
+    for name in ("fixed-char", "heading-aware"):  # one name, as the report has it
+        label = f"{name} max_chars"
+        assert at.slider(key=name).label == at.number_input(key=f"{name}-box").label == label
+
+
+def test_a_shared_link_sets_the_number_boxes_too() -> None:
+    at = start(**{"heading-aware": "500"})
+    assert at.number_input(key="heading-aware-box").value == 500
+    assert at.slider(key="heading-aware").value == 500

@@ -451,3 +451,32 @@ def test_the_chunk_detail_panel_by_keyboard(page: Page) -> None:
     assert panel.locator(".cbx-detail").evaluate("e => e.textContent") == chunk["text"]
     code = panel.get_by_test_id("stCode")
     expect(code).to_contain_text(chunk["chunk_id"])
+
+
+def test_a_size_typed_in_its_number_box_moves_its_slider(page: Page) -> None:
+    box = page.get_by_role("spinbutton", name="heading-aware max_chars")
+    box.fill("2000")
+    box.press("Enter")
+    expect(page.locator(HEADING_AWARE)).to_contain_text("5 in all", timeout=30_000)
+    wait_idle(page)
+    slider = page.get_by_role("slider", name="heading-aware max_chars")
+    thumb = page.locator("[data-testid='stSlider']", has=slider).get_by_test_id(
+        "stSliderThumbValue"
+    )
+    expect(thumb).to_have_text("2000")
+    assert "heading-aware=2000" in page.url
+
+
+def test_a_shared_link_draws_its_own_sizes_from_the_first_frame(
+    browser: Browser, app_url: str
+) -> None:
+    """No flicker: the first view drawn is already the link's, never the defaults'."""
+    context = browser.new_context(viewport={"width": 1600, "height": 1000})
+    page = context.new_page()
+    page.goto(f"{app_url}/?doc=aster-copy-v1&fixed-char=80&heading-aware=2000")
+    view = page.locator(HEADING_AWARE)
+    view.wait_for(timeout=30_000)
+    assert "5 in all documents" in view.inner_text()
+    wait_idle(page)
+    assert page.url.endswith("?doc=aster-copy-v1&fixed-char=80&heading-aware=2000")
+    context.close()
