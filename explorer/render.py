@@ -17,7 +17,7 @@ from .loading import LoadResult
 from .report import PolicyResult
 
 if TYPE_CHECKING:
-    from .evaluate import QuestionResult
+    from .evaluate import QuestionResult, ReferenceRange
     from .scoreboard import MatrixRow
 
 # Chunks, span marks and verdicts one view may draw: each is a few hundred bytes of HTML,
@@ -152,6 +152,7 @@ def render_text(
     ranks: Mapping[int, int] | None = None,
     flags: Sequence[tuple[str, ...]] | None = None,
     shown: frozenset[str] = frozenset(),
+    window: tuple[int, int] | None = None,
 ) -> str:
     """The whole text, cut at every chunk and span boundary, one `<span>` per piece.
 
@@ -167,7 +168,8 @@ def render_text(
     """
     flags = flags if flags is not None else [()] * len(chunks)
     owns = own_starts(chunks)
-    cuts = {0, len(text)}
+    low, high = window if window is not None else (0, len(text))
+    cuts = {low, high}
     starts: defaultdict[int, list[int]] = defaultdict(list)  # positions in `chunks`
     for position, (record, own) in enumerate(zip(chunks, owns, strict=True)):
         cuts.update((record["start"], own, record["end"]))
@@ -179,7 +181,7 @@ def render_text(
         delta[mark.start] += 1
         delta[mark.end] -= 1
         labels[mark.start].append(mark)
-    points = sorted(cuts)
+    points = sorted(cut for cut in cuts if low <= cut <= high)  # `window`: only its part
     parts: list[str] = []
     current = 0  # the chunk whose own part may hold the piece
     repeat = 0  # the chunk whose repeated part may hold it
@@ -348,6 +350,7 @@ def render_ranked_view(
     """
     source_id = result["source_id"]
     chunks = [c for c in index["chunks"] if c["source_id"] == source_id]
+    low, high = answer_window(chunks, result["references"], len(text))
     orders = {c["chunk_id"]: c["order"] for c in chunks}
     ranks = {
         orders[h["chunk_id"]]: h["rank"] for h in result["retrieved"] if h["chunk_id"] in orders
@@ -375,13 +378,37 @@ def render_ranked_view(
         f'<span class="cbx-sub">({escape(size_words(config))})</span>'
         f'{_figures(result)}<div class="cbx-hits">top {len(result["retrieved"])}: {hits}</div>'
     )
+    if (low, high) != (0, len(text)):
+        head += (
+            f'<div class="cbx-fig cbx-window" data-window="{low} {high}">drawn: characters '
+            f"[{low:,}, {high:,}) of {len(text):,}: the answer and a chunk either side</div>"
+        )
     if len(chunks) + len(marks) > MAX_DRAWN_PIECES:
         return (
             f'{head}</div><div class="cbx-limit">Not drawn: this view has {len(chunks):,} '
             f"chunks and a view draws at most {MAX_DRAWN_PIECES:,}. Raise max_chars or "
             "choose a smaller document; the hits above still say where each lies.</div></div>"
         )
-    return f'{head}</div><div class="cbx-doc">{render_text(text, chunks, marks, ranks)}</div></div>'
+    drawn = render_text(text, chunks, marks, ranks, window=(low, high))
+    return f'{head}</div><div class="cbx-doc">{drawn}</div></div>'
+
+
+MARGIN = 300  # characters drawn either side of an answer that no chunk touches
+
+
+def answer_window(
+    chunks: Sequence[ChunkRecord], references: Sequence[ReferenceRange], length: int
+) -> tuple[int, int]:
+    """What a ranked view draws of a long document: from the chunk before the first that
+    touches the answer to the chunk after the last (`MARGIN` characters around the answer
+    when no chunk touches it)."""
+    low = min(r["start"] for r in references)
+    high = max(r["end"] for r in references)
+    touching = [i for i, c in enumerate(chunks) if c["start"] < high and low < c["end"]]
+    if not touching:
+        return max(low - MARGIN, 0), min(high + MARGIN, length)
+    first, last = chunks[max(touching[0] - 1, 0)], chunks[min(touching[-1] + 1, len(chunks) - 1)]
+    return min(first["start"], low), max(last["end"], high)
 
 
 _VERDICT_MARK = {"together": "✓ together", "split": "✗ split", "not evaluated": "not evaluated"}

@@ -2,8 +2,8 @@
 size, and save a screenshot.
 
 PYTHONPATH=. .venv/bin/python scripts/screenshot_retrieval.py [OUT.png] [WIDTH] [FIXTURE] [QUESTION]
-(defaults: docs/screenshot-retrieval.png, 1600, library, warranty-void; look at it
-before you commit it)
+(defaults: docs/screenshot-retrieval.png, 1600, markdown-docs, borrow-scope-ends; look at
+it before you commit it)
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from tests.test_browser_retrieval import open_retrieval, pick_question
 def main(argv: list[str]) -> int:
     target = Path(argv[0]) if argv else ROOT / "docs" / "screenshot-retrieval.png"
     width = int(argv[1]) if len(argv) > 1 else 1600
-    folder = ROOT / "fixtures" / (argv[2] if len(argv) > 2 else "library")
-    question = argv[3] if len(argv) > 3 else "warranty-void"
+    folder = ROOT / "fixtures" / (argv[2] if len(argv) > 2 else "markdown-docs")
+    question = argv[3] if len(argv) > 3 else "borrow-scope-ends"
     with (
         tempfile.TemporaryDirectory() as scratch,
         running_app(Path(scratch) / "app.log") as url,
@@ -36,7 +36,8 @@ def main(argv: list[str]) -> int:
         page.wait_for_selector("[data-policy='heading-aware']", timeout=60_000)
         open_retrieval(page, folder)
         pick_question(page, question)
-        page.locator("[data-testid='stSelectbox']", has_text="Policy").click()
+        page.locator("[data-testid='stSelectbox']", has_text="Policy").last.click()
+        page.keyboard.type("heading-aware")
         page.get_by_role("option", name="heading-aware").click()
         wait_idle(page)
         for label, value in (("From", "20"), ("To", "400"), ("Step", "20")):

@@ -37,6 +37,7 @@ def open_retrieval(page: Page, folder: Path = LIBRARY) -> None:
 
 def pick_question(page: Page, question_id: str) -> None:
     page.locator("[data-testid='stSelectbox']", has_text="Question").first.click()
+    page.keyboard.type(question_id)  # the list is virtual: filter it to the one wanted
     page.get_by_role("option", name=question_id).first.click()
     expect(page.locator(".cbx-ranked").first).to_be_visible()
     wait_idle(page)

@@ -3,6 +3,7 @@ its refusals with their codes; and the ranked view it draws."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -13,9 +14,11 @@ from streamlit.testing.v1 import AppTest
 from explorer import DirectoryReader, LoadResult, Settings, load_documents, parse_manifest
 from explorer.evaluate import (
     Evaluation,
+    QuestionSet,
     RetrieverName,
     evaluate,
     parse_questions,
+    place_question,
     sweep_columns,
 )
 from explorer.index import build_index
@@ -318,26 +321,65 @@ def test_a_sweep_of_too_many_sizes_is_refused() -> None:
 # -- the drawing ----------------------------------------------------------------------------
 
 
-def test_the_ranked_view_keeps_the_text_and_badges_only_retrieved_chunks() -> None:
-    load = library_load()
+def drawn_text(view: str) -> str:
+    body = view.split('class="cbx-doc">', 1)[1]
+    return html.unescape(re.sub(r"<[^>]+>", "", body))
+
+
+def window_of(view: str, text: str) -> tuple[int, int]:
+    match = re.search(r'data-window="(\d+) (\d+)"', view)
+    return (int(match.group(1)), int(match.group(2))) if match else (0, len(text))
+
+
+def assert_ranked_views_are_faithful(load: LoadResult, questions: QuestionSet, k: int) -> None:
+    """Each view draws exactly its window of the document, holding the whole answer, with
+    a rank badge on each retrieved chunk that starts in it; the header lists all k."""
     settings = Settings.default()
-    evaluation = expected("bm25", 3)
-    documents = {d["source_id"]: d for d in load.documents}
-    for (name, config), policy in zip(
-        zip(settings.config_names, settings.configs, strict=True),
-        evaluation["policies"],
-        strict=True,
-    ):
+    columns = list(zip(settings.config_names, settings.configs, strict=True))
+    evaluation = evaluate(load, questions, columns, "bm25", k)
+    texts = {d["source_id"]: d["text"] for d in load.documents}
+    for (name, config), policy in zip(columns, evaluation["policies"], strict=True):
         index = build_index(load.documents, config)
+        starts = {c["chunk_id"]: c["start"] for c in index["chunks"]}
         for result in policy["questions"]:
-            text = documents[result["source_id"]]["text"]
+            text = texts[result["source_id"]]
             view = render_ranked_view(text, name, policy["config"], index, result)
-            body = view.split('class="cbx-doc">', 1)[1]
-            plain = re.sub(r"<[^>]+>", "", body).replace("&#10;", "\n")
-            assert plain.replace("&amp;", "&") == text
-            here = [h for h in result["retrieved"] if h["source_id"] == result["source_id"]]
-            assert body.count('class="cbx-r"') == len(here)
-            assert view.count('class="cbx-hitref"') == 3
+            low, high = window_of(view, text)
+            assert drawn_text(view) == text[low:high]
+            assert all(low <= r["start"] and r["end"] <= high for r in result["references"])
+            badged = [
+                h
+                for h in result["retrieved"]
+                if h["source_id"] == result["source_id"] and low <= starts[h["chunk_id"]] < high
+            ]
+            assert view.split('class="cbx-doc">', 1)[1].count('class="cbx-r"') == len(badged)
+            assert view.count('class="cbx-hitref"') == k
+
+
+def test_the_ranked_view_draws_the_library_documents_whole() -> None:
+    questions = parse_questions((LIBRARY / "questions.json").read_bytes())
+    assert_ranked_views_are_faithful(library_load(), questions, 3)
+
+
+def test_a_long_documents_ranked_view_draws_the_answer_and_its_neighbours() -> None:
+    folder = ROOT / "fixtures" / "markdown-docs"
+    manifest = parse_manifest((folder / "manifest.json").read_bytes())
+    load = load_documents(manifest, DirectoryReader(folder))
+    questions = parse_questions((folder / "questions.json").read_bytes())
+    assert_ranked_views_are_faithful(load, questions, 5)
+    # e.g. a Rust book question: a window of the chapter, not all of it
+    text = next(d["text"] for d in load.documents if d["source_id"].endswith("borrowing"))
+    asked = next(q for q in questions.questions if q.id == "borrow-scope-ends")
+    placed = place_question(asked, text)
+    config = Settings.default().configs[2]
+    index = build_index(load.documents, config)
+    result = evaluate(load, QuestionSet(questions_version=1, questions=[asked]), [("h", config)])
+    view = render_ranked_view(
+        text, "h", config.as_json(), index, result["policies"][0]["questions"][0]
+    )
+    low, high = window_of(view, text)
+    assert 0 < high - low < len(text) / 2
+    assert low <= placed.references[0][1] and placed.references[-1][2] <= high
 
 
 def test_the_aster_manifest_is_not_matched_to_any_bundled_questions() -> None:
