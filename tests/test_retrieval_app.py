@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
 
 from explorer import DirectoryReader, LoadResult, Settings, load_documents, parse_manifest
@@ -388,3 +389,31 @@ def test_the_aster_manifest_is_not_matched_to_any_bundled_questions() -> None:
         b.label for b in bundled_for(parse_manifest((LIBRARY / "manifest.json").read_bytes()))
     ]
     assert labels == [BUNDLED_LIBRARY]
+
+
+def test_a_hostile_question_is_shown_as_text() -> None:
+    at = library()
+    hostile = "![p](http://evil.example/p.png) [x](http://evil.example) **b** \u202eevil?"
+    questions = {
+        "questions_version": 1,
+        "questions": [
+            {
+                "id": "\u202eid",
+                "question": hostile,
+                "source_id": "warranty",
+                "references": [{"quote": "The warranty is void if the device was opened"}],
+            }
+        ],
+    }
+    upload_questions(at, json.dumps(questions).encode())
+    assert not at.exception and not errors(at)
+    shown_line = next(m.value for m in at.markdown if "evil" in m.value)
+    rendered = MarkdownIt().render(shown_line)
+    assert "<img" not in rendered and "<a " not in rendered
+    assert rendered.count("<strong>") == 1  # the page's own bold, around the question
+    assert "**b**" in rendered.replace("\\", "")
+    assert "\u202e" not in shown_line and "\\u202e" in shown_line
+    option = at.selectbox(key="question").options[0]
+    assert "\u202e" not in option and "\\u202eid" in option
+    for view in ranked_views(at).values():
+        assert "evil.example" not in view and "\u202e" not in view
