@@ -216,6 +216,7 @@ def test_a_bad_questions_file_is_refused_with_its_code(data: bytes, code: str, w
     assert shown_errors[0].startswith(f"**{code}**"), shown_errors
     assert words in shown_errors[0]
     assert not [t for t in at.table if "Recall" in t.value.columns]
+    assert "sweep_run" not in [b.key for b in at.button]  # nothing to sweep either
 
 
 # -- one question ---------------------------------------------------------------------------

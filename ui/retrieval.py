@@ -401,6 +401,7 @@ def retrieval_page(
         retriever = retrievers[0]
     questions = with_added(file, added)
     source_id = next(iter(texts))
+    evaluation: Evaluation | None = None
     if questions is None:
         st.markdown(
             ":material/help: **No questions yet**: pick or upload a questions file, or add a "
@@ -413,7 +414,7 @@ def retrieval_page(
             shown = explore(load, manifest.span_checks, settings, run=run).columns
         except ExplorerError as error:
             show_error(error)
-            evaluation = None
+            evaluation = None  # refused: no scoreboard, no sweep
         if evaluation is not None:
             st.subheader("Retrieval scoreboard")
             st.caption(
@@ -434,6 +435,6 @@ def retrieval_page(
         if added and st.button("Clear the questions added here", key="clear_questions"):
             added.clear()
             st.rerun()
-    if questions is not None:
+    if questions is not None and evaluation is not None:
         st.subheader("Sweep a size")
         sweep(key, load, questions, retriever, k)
