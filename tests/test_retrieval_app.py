@@ -27,6 +27,7 @@ from explorer.render import render_ranked_view
 from tests.conftest import MANIFEST, ROOT
 from tests.test_app import errors, shown
 from tests.test_store_app import library_upload
+from ui import retrieval
 from ui.retrieval import ADDED_ONLY, MAX_QUESTIONS_BYTES, UPLOAD, bundled_for
 
 APP = str(ROOT / "app.py")
@@ -418,3 +419,20 @@ def test_a_hostile_question_is_shown_as_text() -> None:
     assert "\u202e" not in option and "\\u202eid" in option
     for view in ranked_views(at).values():
         assert "evil.example" not in view and "\u202e" not in view
+
+
+def test_a_search_too_large_for_the_server_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(retrieval, "MAX_SEARCH_CELLS", 100)  # 5 questions, 23 chunks: 115
+    at = library()
+    refused = errors(at)
+    assert len(refused) == 1 and refused[0].startswith("**too_many_chunks**")
+    assert "5 questions times 23 chunks (fixed-char)" in refused[0]
+    assert not [t for t in at.table if "Recall" in t.value.columns]
+    monkeypatch.setattr(retrieval, "MAX_SEARCH_CELLS", 200)
+    at.slider(key="retrieval_k").set_value(4).run()
+    assert not errors(at)
+    at.number_input(key="sweep_from").set_value(10)
+    at.number_input(key="sweep_to").set_value(100)
+    at.button(key="sweep_run").click().run()  # at 10 characters: about 165 chunks
+    assert errors(at)[-1].startswith("**too_many_chunks**")
+    assert not sweep_charts(at)

@@ -58,6 +58,9 @@ MAX_ADDED = 50  # questions one person adds to one set of documents
 MAX_QUOTE_CHARS = 10_000
 K_RANGE = (1, 20)
 MAX_SWEEP_SIZES = 20  # each size is a whole index searched for every question
+# A retriever scores every chunk for every question: (questions times chunks) floats per column
+# (40 MB at this bound), so a visitor's upload cannot make the server fill its memory.
+MAX_SEARCH_CELLS = 5_000_000
 CACHE_TTL = "10m"  # as the page's other caches
 RETRIEVER_HELP = (
     "bm25: the question's words (stemmed, stop words dropped) · embedding: cosine of "
@@ -134,6 +137,18 @@ def evaluate_here(
     return evaluation_cached(
         key, asked, columns_digest(columns), retriever, k, load, questions, columns
     )
+
+
+def require_search_bound(questions: QuestionSet, chunk_count: int, what: str) -> None:
+    """Refuse a search whose score matrix would pass `MAX_SEARCH_CELLS`."""
+    cells = len(questions.questions) * chunk_count
+    if cells > MAX_SEARCH_CELLS:
+        raise ExplorerError(
+            ErrorCode.TOO_MANY_CHUNKS,
+            f"{len(questions.questions):,} questions times {chunk_count:,} chunks ({what}) is "
+            f"{cells:,} scores; the app computes at most {MAX_SEARCH_CELLS:,} per column: use "
+            "fewer questions or larger chunks, or `python -m explorer evaluate`",
+        )
 
 
 # -- the questions ---------------------------------------------------------------------------
@@ -347,6 +362,9 @@ def sweep(
                 f"the sweep {spec} has {(high - low) // step + 1} sizes; at most "
                 f"{MAX_SWEEP_SIZES} here (the command line's --sweep takes 100)",
             )
+        # The smallest size has the most chunks: about the text's length over the size.
+        characters = sum(len(d["text"]) for d in load.documents)
+        require_search_bound(questions, characters // max(low, 1), f"{name} at {low}")
         evaluation = evaluate_here(key, load, questions, sweep_columns(spec), retriever, k)
     except ExplorerError as error:
         show_error(error)
@@ -410,8 +428,10 @@ def retrieval_page(
     else:
         columns = list(zip(settings.config_names, settings.configs, strict=True))
         try:
-            evaluation = evaluate_here(key, load, questions, columns, retriever, k)
             shown = explore(load, manifest.span_checks, settings, run=run).columns
+            largest = max(shown, key=lambda c: c.result["chunk_count"])
+            require_search_bound(questions, largest.result["chunk_count"], largest.name)
+            evaluation = evaluate_here(key, load, questions, columns, retriever, k)
         except ExplorerError as error:
             show_error(error)
             evaluation = None  # refused: no scoreboard, no sweep
