@@ -40,6 +40,7 @@ from explorer.digests import canonical_json, sha
 from explorer.display import file_name_part, markdown_literal
 from explorer.flags import FLAG_WORDS, FLAGS, index_flags
 from explorer.jsonio import dump_json
+from explorer.paging import PAGE_CHARS, pages
 from explorer.pipeline import ColumnRunner, run_column
 from explorer.render import LEGEND, STYLE, highlights, render_view
 from explorer.uploads import Bundle, bundle_from_uploads, bundle_zip, manifest_json, pasted_bundle
@@ -131,6 +132,7 @@ def view_cached(
     checks: str,
     source_id: str,
     shown: frozenset[str],
+    window: tuple[int, int] | None,
     _text: str,
     _column: Column,
     _checks: Sequence[ResolvedCheck],
@@ -138,7 +140,7 @@ def view_cached(
 ) -> str:
     marks = highlights(_checks, source_id)
     result, index = _column.result, _column.index
-    return render_view(_text, source_id, result, index, marks, _flags, shown)
+    return render_view(_text, source_id, result, index, marks, _flags, shown, window)
 
 
 # -- settings ---------------------------------------------------------------------------
@@ -414,6 +416,26 @@ def page() -> None:
     st.caption(f"Server time for this view: {time.perf_counter() - began:.3f} s")
 
 
+def page_picker(text: str) -> tuple[int, int] | None:
+    """A long document is drawn a page at a time (whole sections, `PAGE_CHARS` at most),
+    the same page in every view; None when it fits on one."""
+    bounds = pages(text)
+    if len(bounds) == 1:
+        return None
+    if not 1 <= st.session_state.get("page", 1) <= len(bounds):
+        st.session_state["page"] = 1
+    number = st.number_input(
+        f"Page (1 to {len(bounds):,}), the same in every view",
+        min_value=1,
+        max_value=len(bounds),
+        step=1,
+        key="page",
+        help=f"The document has {len(text):,} characters; a page holds whole sections, "
+        f"{PAGE_CHARS:,} characters at most. Arrow keys step through the pages.",
+    )
+    return bounds[int(number) - 1]
+
+
 def explore_page(
     key: str,
     manifest: Manifest,
@@ -462,6 +484,7 @@ def explore_page(
     )
     st.html(LEGEND)
     text, marks_key = exploration.text(doc), checks_key(exploration.checks)
+    window = page_picker(text)
     for place, column in zip(st.columns(len(columns)), columns, strict=True):
         with place:
             index_id = column.result["index_id"]
@@ -471,6 +494,7 @@ def explore_page(
                     marks_key,
                     doc,
                     shown,
+                    window,
                     text,
                     column,
                     exploration.checks,
@@ -479,7 +503,7 @@ def explore_page(
             )
 
     st.subheader("Chunk detail")
-    show_detail(exploration, doc, flagged)
+    show_detail(exploration, doc, flagged, pages(text))
     st.subheader("Span checks")
     show_checks(added, [c.id for c in manifest.span_checks])
     span_form(text, doc, {c.id for c in exploration.checks}, added)

@@ -72,6 +72,7 @@ STYLE = (
     ".cbx-nf::before{background:#b45309}"
     ".cbx-dim{opacity:.35}"
     ".cbx-flagcount{font-weight:400;color:#b45309}"
+    ".cbx-page{font:400 12px/1.6 sans-serif;color:#37474f}"
     ".cbx-ov{background-image:repeating-linear-gradient(135deg,rgba(0,0,0,.09) 0 2px,"
     "transparent 2px 6px)}"
     ".cbx-legend{font:13px/2 sans-serif;color:#333}"
@@ -185,7 +186,7 @@ def render_text(
     parts: list[str] = []
     current = 0  # the chunk whose own part may hold the piece
     repeat = 0  # the chunk whose repeated part may hold it
-    inside = 0
+    inside = sum(change for at, change in delta.items() if at < low)  # spans open at `low`
     for start, end in pairwise(points):
         inside += delta[start]
         while current < len(chunks) and chunks[current]["end"] <= start:
@@ -261,11 +262,13 @@ def render_view(
     marks: Sequence[Highlight],
     flags: Sequence[tuple[str, ...]] | None = None,
     shown: frozenset[str] = frozenset(),
+    window: tuple[int, int] | None = None,
 ) -> str:
     """One policy's view of one document: a header with its verdicts, then the text.
 
     `flags` are `flags.index_flags` of the whole index (aligned with its chunks); `shown`
-    the flags a filter asks for.
+    the flags a filter asks for. `window` draws one page of the text (`paging.pages`),
+    and the header says which characters and chunks it holds.
 
     A view with more than `MAX_DRAWN_PIECES` chunks, marks and verdicts is not drawn: it
     says so instead of building HTML without bound.
@@ -289,18 +292,28 @@ def render_view(
         f'<span class="cbx-flagcount">{flagged:,} flagged</span>'
         + (f'<span class="cbx-sub"> · {matching:,} match the filter</span>' if shown else "")
     )
-    if len(chunks) + len(marks) + len(own) > MAX_DRAWN_PIECES:
-        return (
-            f'{head}</div><div class="cbx-limit">Not drawn: this view has {len(chunks):,} '
-            f"chunks, {len(marks):,} span marks and {len(own):,} checks, and a view draws at "
-            f"most {MAX_DRAWN_PIECES:,} in all. Raise max_chars or choose a smaller document; "
-            "the table above still says where each span lies.</div></div>"
+    low, high = window if window is not None else (0, len(text))
+    drawn = [i for i, c in enumerate(chunks) if c["start"] < high and low < c["end"]]
+    drawn_marks = [m for m in marks if m.start < high and low < m.end]
+    if (low, high) != (0, len(text)):
+        which = f"chunks {chunks[drawn[0]]['order']:,} to {chunks[drawn[-1]]['order']:,}"
+        head += (
+            f'<div class="cbx-page" data-window="{low} {high}">this page: characters '
+            f"[{low:,}, {high:,}) of {len(text):,} · {which if drawn else 'no chunk'}</div>"
         )
-    return (
-        f"{head}<br>{_verdicts(own)}</div>"
-        f'<div class="cbx-doc">{render_text(text, chunks, marks, None, chunk_flags, shown)}'
-        "</div></div>"
-    )
+    if len(drawn) + len(drawn_marks) + len(own) > MAX_DRAWN_PIECES:
+        return (
+            f'{head}</div><div class="cbx-limit">Not drawn: this {"page" if window else "view"} '
+            f"has {len(drawn):,} "
+            f"chunks, {len(drawn_marks):,} span marks and {len(own):,} checks, and a view "
+            f"draws at most {MAX_DRAWN_PIECES:,} in all. Raise max_chars or choose a smaller "
+            "document; the table above still says where each span lies.</div></div>"
+        )
+    if window is not None:
+        chunks = [chunks[i] for i in drawn]
+        chunk_flags = [chunk_flags[i] for i in drawn]
+    body = render_text(text, chunks, drawn_marks, None, chunk_flags, shown, (low, high))
+    return f'{head}<br>{_verdicts(own)}</div><div class="cbx-doc">{body}</div></div>'
 
 
 # The retrieval panel's views: retrieved chunks keep their colours and wear their rank;

@@ -480,3 +480,33 @@ def test_a_shared_link_draws_its_own_sizes_from_the_first_frame(
     wait_idle(page)
     assert page.url.endswith("?doc=aster-copy-v1&fixed-char=80&heading-aware=2000")
     context.close()
+
+
+def test_a_long_document_page_by_page_is_drawn_whole(page: Page, tmp_path: Path) -> None:
+    """Every page of every view, stepped through by keyboard, together is the document."""
+    text = "# Long\n\n" + "".join(
+        f"## Part {n}\n\n" + f"Sentence {n} of the part. " * 60 + "\n\n" for n in range(60)
+    )
+    source = tmp_path / "long.md"
+    source.write_text(text)
+    choose_source(page, "Upload a manifest", SIDEBAR_UPLOAD)
+    page.locator(SIDEBAR_UPLOAD).set_input_files(str(source))
+    view = page.locator(f"{HEADING_AWARE} .cbx-page")
+    expect(view).to_contain_text(f"of {len(text):,}", timeout=30_000)
+    wait_idle(page)
+    box = page.get_by_role("spinbutton", name="Page", exact=False)
+    last = int(box.get_attribute("max") or "0")
+    assert last > 1
+    drawn = {policy: "" for policy in ("fixed-char", "paragraph", "heading-aware")}
+    for number in range(1, last + 1):
+        if number > 1:
+            before = view.get_attribute("data-window")
+            box.focus()
+            page.keyboard.press("ArrowUp")
+            expect(view).not_to_have_attribute("data-window", before or "", timeout=30_000)
+            wait_idle(page)
+        for policy in drawn:
+            drawn[policy] += page.locator(f"[data-policy='{policy}'] .cbx-doc").evaluate(
+                "e => e.textContent"
+            )
+    assert all(value == text for value in drawn.values())

@@ -187,3 +187,24 @@ def test_a_chunks_text_on_its_own_is_drawn_exactly() -> None:
 
     text = "\n  indented\n\t\n<b>x</b>\n"
     assert visible_text(clean_text(chunk_text_html(text))) == text
+
+
+def test_a_long_document_drawn_page_by_page_is_the_whole_document() -> None:
+    from explorer.paging import pages
+
+    text = "# T\n\n" + "".join(f"## S{n}\n\nword {n} " * 3 + "\n\n" for n in range(60))
+    spans = [{"label": "q", "start": 100, "end": 400}]
+    check = SpanCheck.model_validate({"id": "c", "source_id": "d", "spans": spans})
+    resolved = [resolve_check(check, text)]
+    result, index = built([doc(text)], resolved, make_config("fixed-char", 50))
+    bounds = pages(text, 300)
+    assert len(bounds) > 3
+    drawn = ""
+    for window in bounds:
+        markup = render_view(text, "d", result, index, highlights(resolved, "d"), window=window)
+        assert f'data-window="{window[0]} {window[1]}"' in markup
+        body = markup.split('<div class="cbx-doc">')[1]
+        drawn += visible_text(body)
+        if window[0] < 400 and window[1] > 100:  # the span is outlined on every page it is on
+            assert "cbx-in" in body
+    assert drawn == text

@@ -10,12 +10,21 @@ import streamlit as st
 from explorer import Exploration
 from explorer.detail import chunk_facts
 from explorer.display import markdown_rows
+from explorer.paging import page_of
 from explorer.render import chunk_text_html
 
 
+def _show_page(number: int) -> None:
+    st.session_state["page"] = number
+
+
 def show_detail(
-    exploration: Exploration, doc: str, flagged: Mapping[str, Sequence[tuple[str, ...]]]
+    exploration: Exploration,
+    doc: str,
+    flagged: Mapping[str, Sequence[tuple[str, ...]]],
+    bounds: Sequence[tuple[int, int]],
 ) -> None:
+    """`bounds` are the document's pages: a chunk on another page can be shown there."""
     names = [column.name for column in exploration.columns]
     left, right = st.columns([2, 1])
     name = left.selectbox("Column", names, key="detail_column") or names[0]
@@ -40,6 +49,14 @@ def show_detail(
     chunk = chunks[position]
     with st.container(border=True, key="chunk_detail"):
         st.table(markdown_rows(chunk_facts(chunk, flagged[name][position])))
+        if len(bounds) > 1:
+            number = page_of(list(bounds), chunk["start"]) + 1
+            st.button(
+                f"Show page {number:,}, where it starts, in the views",
+                key="detail_page",
+                on_click=_show_page,
+                args=(number,),
+            )
         st.caption("chunk_id")
         st.code(chunk["chunk_id"], language=None)
         st.caption("Text, exactly (select to copy, or download it)")

@@ -23,7 +23,8 @@ def show_drafted(bundle: Bundle) -> None:
     documents = bundle.manifest.documents
     st.info(
         f"No manifest came with these files, so one was built: {len(documents):,} "
-        "documents, each pinned to the SHA-256 of its bytes. Download it to keep it and to "
+        f"document{'' if len(documents) == 1 else 's'}, each pinned to the SHA-256 of its "
+        "bytes. Download it to keep it and to "
         "add span checks (on the command line: `python -m explorer manifest DIR`)."
     )
     with st.expander("The built manifest", expanded=False):
