@@ -472,7 +472,7 @@ def explore_page(
 
     columns = exploration.columns
     flagged = {c.name: flags_cached(c.result["index_id"], exploration, c) for c in columns}
-    show_scoreboard(exploration, flagged)
+    show_scoreboard(exploration)
     shown = frozenset(
         st.multiselect(
             "Highlight chunks flagged",

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .config import ChunkConfig
 from .index import ChunkRecord
+from .report import FlagCounts
 from .tokens import count_tokens
 
 OVER_SIZE, TINY, MID_SENTENCE, IN_CODE_BLOCK, DANGLING = (
@@ -148,11 +150,14 @@ def index_flags(
     return flagged
 
 
-def flag_counts(flagged: Sequence[tuple[str, ...]]) -> dict[str, int]:
+def flag_counts(flagged: Sequence[tuple[str, ...]]) -> FlagCounts:
     """How many chunks carry each flag, and `flagged`: how many carry at least one."""
-    counts = {name: 0 for name in FLAGS}
-    for names in flagged:
-        for name in names:
-            counts[name] += 1
-    counts["flagged"] = sum(1 for names in flagged if names)
-    return counts
+    counts = Counter(name for names in flagged for name in names)
+    return {
+        "over_size": counts[OVER_SIZE],
+        "tiny": counts[TINY],
+        "mid_sentence": counts[MID_SENTENCE],
+        "in_code_block": counts[IN_CODE_BLOCK],
+        "dangling_reference": counts[DANGLING],
+        "flagged": sum(1 for names in flagged if names),
+    }

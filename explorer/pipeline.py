@@ -20,13 +20,21 @@ from .checks import CheckResult, ResolvedCheck, evaluate_checks, resolve_check
 from .config import MAX_CHARS_LIMIT, ChunkConfig, ParameterValue
 from .documents import DocumentRecord
 from .errors import ErrorCode, ExplorerError
+from .flags import document_flags, flag_counts, index_flags
 from .imports import ChunkFile, place
 from .index import ChunkRecord, GivenSpans, Index, build_index, write_index
 from .limits import DEFAULT_LIMITS, Limits
 from .loading import LoadResult
 from .manifest import SpanCheck
 from .policies import LIBRARY_POLICIES, POLICIES, make_config
-from .report import REPORT_VERSION, DocumentStatusEntry, PolicyResult, Report, SkippedCheck
+from .report import (
+    REPORT_VERSION,
+    DocumentStatusEntry,
+    FlagCounts,
+    PolicyResult,
+    Report,
+    SkippedCheck,
+)
 from .validate import validate_index
 
 # Older links name the two sized policies by these keys; they are still read.
@@ -275,6 +283,8 @@ def _policy_result(
     chunk_count: int,
     checks: list[CheckResult],
     notes: Sequence[str] = (),
+    *,
+    flags: FlagCounts,
 ) -> PolicyResult:
     result: PolicyResult = {
         "name": name,
@@ -282,6 +292,7 @@ def _policy_result(
         "index_id": index_id,
         "chunk_count": chunk_count,
         "checks": checks,
+        "flags": flags,
     }
     if notes:
         result["notes"] = list(notes)
@@ -298,8 +309,19 @@ def run_column(
     """One policy's index over the documents, validated, and its span checks."""
     index = validate_index(build_index(documents, config, limits), limits)
     results = evaluate_checks(checks, index["chunks"], limits)
-    result = _policy_result(name, config, index["index_id"], len(index["chunks"]), results)
+    flags = _flags(documents, index["chunks"], config)
+    result = _policy_result(
+        name, config, index["index_id"], len(index["chunks"]), results, flags=flags
+    )
     return Column(config, result, index)
+
+
+def _flags(
+    documents: Sequence[DocumentRecord], chunks: Sequence[ChunkRecord], config: ChunkConfig
+) -> FlagCounts:
+    """The report's count of each quality flag over a column's chunks (docs/contract.md §12)."""
+    texts = {document["source_id"]: document["text"] for document in documents}
+    return flag_counts(index_flags(texts, chunks, config))
 
 
 def import_column(
@@ -320,6 +342,7 @@ def import_column(
         len(index["chunks"]),
         results,
         placement.notes,
+        flags=_flags(documents, index["chunks"], placement.config),
     )
     return Column(placement.config, result, index)
 
@@ -423,16 +446,25 @@ def write_comparison(
     for position, (name, config, given, said) in enumerate(columns):
         write(b"%b%b:" % (b",\n" if position else b"\n", orjson.dumps(name)))
         kept: list[ChunkRecord] = []
+        flagged: list[tuple[str, ...]] = []  # each chunk's flags, while the index streams
 
         def keep(
-            document: DocumentRecord, chunks: list[ChunkRecord], kept: list[ChunkRecord] = kept
+            document: DocumentRecord,
+            chunks: list[ChunkRecord],
+            kept: list[ChunkRecord] = kept,
+            flagged: list[tuple[str, ...]] = flagged,
+            config: ChunkConfig = config,
         ) -> None:
             if document["source_id"] in checked:
                 kept.extend(chunks)
+            flagged.extend(document_flags(document["text"], chunks, config))
 
         summary = write_index(load.documents, config, write, keep, limits, given)
         results = evaluate_checks(resolved, kept, limits)
+        flags = flag_counts(flagged)
         policies.append(
-            _policy_result(name, config, summary.index_id, summary.chunk_count, results, said)
+            _policy_result(
+                name, config, summary.index_id, summary.chunk_count, results, said, flags=flags
+            )
         )
     write(b'},\n"policies":%b}\n' % orjson.dumps(policies))

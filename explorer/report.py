@@ -17,6 +17,19 @@ REPORT_VERSION = 1
 
 
 @strict_shape
+class FlagCounts(TypedDict):
+    """How many of a column's chunks carry each quality flag (docs/contract.md §12), and
+    `flagged`: how many carry at least one."""
+
+    over_size: Count
+    tiny: Count
+    mid_sentence: Count
+    in_code_block: Count
+    dangling_reference: Count
+    flagged: Count
+
+
+@strict_shape
 class PolicyResult(TypedDict):
     """One policy's column: its config, its index's id and size, and its span checks."""
 
@@ -25,6 +38,7 @@ class PolicyResult(TypedDict):
     index_id: str
     chunk_count: Count
     checks: list[CheckResult]
+    flags: FlagCounts
     notes: NotRequired[
         Annotated[
             list[str],

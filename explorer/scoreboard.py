@@ -13,10 +13,9 @@ from statistics import median_low
 from typing import Literal
 
 from .checks import SpanResult
-from .flags import flag_counts
 from .index import ChunkRecord
 from .pipeline import Column
-from .report import SkippedCheck
+from .report import FlagCounts, SkippedCheck
 
 Verdict = Literal["together", "split", "not evaluated"]
 HISTOGRAM_BINS = 20
@@ -30,7 +29,7 @@ class ColumnScore:
     checks_evaluated: int
     chunks: int
     sizes: tuple[int, int, int] | None  # min, median (the lower middle), max in characters
-    flags: Mapping[str, int]  # per flag, and "flagged": chunks with any
+    flags: FlagCounts  # per flag, and "flagged": chunks with any
 
 
 def chunk_size(chunk: ChunkRecord) -> int:
@@ -38,8 +37,7 @@ def chunk_size(chunk: ChunkRecord) -> int:
     return chunk["end"] - chunk["start"]
 
 
-def column_score(column: Column, flagged: Sequence[tuple[str, ...]]) -> ColumnScore:
-    """`flagged` is `flags.index_flags` of the column's chunks."""
+def column_score(column: Column) -> ColumnScore:
     checks = column.result["checks"]
     sizes = [chunk_size(c) for c in column.index["chunks"]]
     return ColumnScore(
@@ -49,7 +47,7 @@ def column_score(column: Column, flagged: Sequence[tuple[str, ...]]) -> ColumnSc
         checks_evaluated=len(checks),
         chunks=column.result["chunk_count"],
         sizes=(min(sizes), median_low(sizes), max(sizes)) if sizes else None,
-        flags=flag_counts(flagged),
+        flags=column.result["flags"],
     )
 
 

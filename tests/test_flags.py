@@ -103,4 +103,27 @@ def test_index_flags_follow_each_document_and_count() -> None:
     assert len(flagged) == len(chunks) == 3
     assert DANGLING in flagged[1] and DANGLING not in flagged[2]
     counts = flag_counts(flagged)
-    assert counts[DANGLING] == 1 and counts[TINY] == 0 and counts["flagged"] == 1
+    assert counts["dangling_reference"] == 1 and counts["tiny"] == 0 and counts["flagged"] == 1
+
+
+def test_the_report_counts_each_columns_flags_streamed_or_not() -> None:
+    import io
+    import json
+
+    from explorer import LoadResult, load_documents, parse_manifest
+    from explorer.loading import DirectoryReader
+    from explorer.pipeline import Settings, compare, write_comparison
+    from tests.conftest import MANIFEST
+
+    manifest = parse_manifest(MANIFEST.read_bytes())
+    load: LoadResult = load_documents(manifest, DirectoryReader(MANIFEST.parent))
+    report = compare(load, manifest.span_checks)
+    texts = {d["source_id"]: d["text"] for d in load.documents}
+    for policy in report["policies"]:
+        chunks = report["indexes"][policy["name"]]["chunks"]
+        config = Settings.default().config_for(policy["name"])
+        assert policy["flags"] == flag_counts(index_flags(texts, chunks, config))
+    assert report["policies"][0]["flags"]["mid_sentence"] == 11  # fixed-char 80
+    streamed = io.BytesIO()
+    write_comparison(load, manifest.span_checks, Settings.default(), streamed.write)
+    assert json.loads(streamed.getvalue()) == json.loads(json.dumps(report))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from explorer import make_config, resolve_check
-from explorer.flags import index_flags
+from explorer.flags import flag_counts, index_flags
 from explorer.manifest import SpanCheck
 from explorer.pipeline import Column, run_column
 from explorer.render import render_matrix
@@ -38,7 +38,8 @@ def column(policy: str, size: int | None, checks: bool = True) -> Column:
 def test_a_row_per_column_with_counts_sizes_and_flags() -> None:
     fixed = column("fixed-char", 4)
     flagged = index_flags({"d": TEXT}, fixed.index["chunks"], fixed.config)
-    score = column_score(fixed, flagged)
+    assert fixed.result["flags"] == flag_counts(flagged)  # the report's counts
+    score = column_score(fixed)
     assert score.sizes == (4, 4, 4)  # abcd efgh ijkl
     [row] = score_rows([score])
     assert row == {
@@ -54,7 +55,7 @@ def test_a_row_per_column_with_counts_sizes_and_flags() -> None:
 def test_thousands_separators_and_no_checks_said_in_words() -> None:
     text = "# T\n\n" + "word " * 2_000 + "\n"
     big = run_column("fixed-char", [doc(text)], [], make_config("fixed-char", 4))
-    score = column_score(big, [()] * big.result["chunk_count"])
+    score = column_score(big)
     [row] = score_rows([score])
     assert row["Chunks"] == "2,500" and row["Checks kept"] == "no checks"
     assert score_rows([score], skipped=1)[0]["Checks kept"] == "no check evaluated"

@@ -5,8 +5,6 @@ Widgets and layout only: `explorer.scoreboard` computes, `explorer.render` draws
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-
 import altair as alt
 import streamlit as st
 
@@ -16,12 +14,10 @@ from explorer.render import render_matrix
 from explorer.scoreboard import check_matrix, column_score, score_rows, size_histogram
 
 
-def show_scoreboard(
-    exploration: Exploration, flagged: Mapping[str, Sequence[tuple[str, ...]]]
-) -> None:
-    """`flagged` maps each column's name to `flags.index_flags` of its chunks."""
+def show_scoreboard(exploration: Exploration) -> None:
+    """The scoreboard; its flag counts are the report's."""
     columns = exploration.columns
-    scores = [column_score(c, flagged[c.name]) for c in columns]
+    scores = [column_score(c) for c in columns]
     st.subheader("Scoreboard")
     st.table(markdown_rows(score_rows(scores, skipped=len(exploration.skipped))))
     st.markdown("**Do the spans stay together?** One row per span check, one column per column.")
