@@ -67,7 +67,7 @@ def one_mebibyte_document() -> str:
 def report(name: str, at: AppTest, targets: list[int]) -> None:
     walls, logged = [], []
     for target in targets:
-        at.slider(key="target").set_value(target)
+        at.slider(key="heading-aware").set_value(target)
         wall, own = timed_run(at)
         walls.append(wall)
         logged.append(own)
@@ -214,7 +214,7 @@ def main() -> int:
     drawn = sum(len(v) for v in views) / 1e6
     print(f"{'1 MiB: first load':<34}{1:>6}{wall:>10.3f}{wall:>10.3f}{own:>10.3f}{own:>10.3f}")
     report("1 MiB: slider moves", at, [300, 500, 800, 1200])
-    counts = [r["Chunks"] for r in at.table[0].value.to_dict("records")]
+    counts = [r["Chunks"] for r in at.table[0].value.to_dict("records")]  # the scoreboard
     print(
         f"\n1 MiB document: {len(text):,} characters; chunks {counts}; "
         f"{len(views)} views, {drawn:.1f} MB of HTML in all"
