@@ -23,7 +23,7 @@ def show_scoreboard(exploration: Exploration) -> None:
     st.markdown("**Do the spans stay together?** One row per span check, one column per column.")
     st.html(render_matrix([c.name for c in columns], check_matrix(columns, exploration.skipped)))
     with st.expander("Chunk sizes per column", expanded=False):
-        st.altair_chart(size_chart(exploration), use_container_width=True)
+        st.altair_chart(size_chart(exploration), width="stretch")
 
 
 def size_chart(exploration: Exploration) -> alt.FacetChart:
