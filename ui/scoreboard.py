@@ -28,9 +28,10 @@ def show_scoreboard(exploration: Exploration) -> None:
 
 def size_chart(exploration: Exploration) -> alt.FacetChart:
     histogram = size_histogram(exploration.columns)
+    names = [column.name for column in exploration.columns]
     frame = {
         "values": [
-            {"column": name, "from": edge, "chunks": count}
+            {"column": name, "from": edge, "to": edge + histogram.width, "chunks": count}
             for name, counts in histogram.counts.items()
             for edge, count in zip(histogram.edges, counts, strict=True)
         ]
@@ -41,14 +42,15 @@ def size_chart(exploration: Exploration) -> alt.FacetChart:
         .encode(
             x=alt.X("from:Q", title=f"chunk size in characters (bins of {histogram.width:,})"),
             x2=alt.X2("to:Q"),
-            y=alt.Y("chunks:Q", title="chunks"),
-            color=alt.Color("column:N", legend=None),
+            y=alt.Y("chunks:Q", title="chunks", axis=alt.Axis(format=",d", tickMinStep=1)),
+            y2=alt.Y2("zero:Q"),
+            color=alt.Color("column:N", legend=None, sort=names),
             tooltip=["column:N", "from:Q", "to:Q", alt.Tooltip("chunks:Q", format=",")],
         )
-        .transform_calculate(to=f"datum.from + {histogram.width}")
-        .properties(height=90)
+        .transform_calculate(zero="0")
+        .properties(height=90, width=700)
     )
-    chart: alt.FacetChart = bars.facet(row=alt.Row("column:N", title=None)).resolve_scale(
-        y="independent"
-    )
+    chart: alt.FacetChart = bars.facet(
+        row=alt.Row("column:N", title=None, sort=names)
+    ).resolve_scale(y="independent")
     return chart
