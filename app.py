@@ -44,6 +44,14 @@ from explorer.paging import PAGE_CHARS, pages
 from explorer.pipeline import ColumnRunner, run_column
 from explorer.render import LEGEND, STYLE, highlights, render_view
 from explorer.uploads import Bundle, bundle_from_uploads, bundle_zip, manifest_json, pasted_bundle
+from ui.chunk_files import (
+    cached_importer,
+    chunk_file_uploads,
+    live_columns,
+    seed_live_columns,
+    show_import_notes,
+    with_other_pipelines,
+)
 from ui.common import show_error
 from ui.detail import show_detail
 from ui.documents import show_documents, show_drafted
@@ -152,6 +160,7 @@ def settings_from_link() -> None:
         return
     st.session_state["link_read"] = True
     settings, notes = Settings.from_query(st.query_params.to_dict(), high=SIZE_RANGE[1])
+    seed_live_columns(settings)
     for config in settings.configs:
         if config.max_chars is not None:
             st.session_state[config.strategy] = config.max_chars
@@ -323,16 +332,17 @@ def downloads(exploration: Exploration, document: DocumentRecord) -> None:
     places = st.columns(len(exploration.columns) + 1)
     for place, column in zip(places, exploration.columns, strict=False):
         name = file_name_part(column.name)
-        place.download_button(
-            f"{column.name} chunk map",
-            partial(chunk_map_json, document, column.config),
-            f"chunk-map-{name}-{file_name_part(document['source_id'])}.json",
-            "application/json",
-            key=f"dl_map_{column.name}",
-            on_click="ignore",
-            icon=":material/download:",
-            help="Where each chunk of the chosen document lies, without its text.",
-        )
+        if column.config.chunk_file is None:  # an imported column's chunks are in its index
+            place.download_button(
+                f"{column.name} chunk map",
+                partial(chunk_map_json, document, column.config),
+                f"chunk-map-{name}-{file_name_part(document['source_id'])}.json",
+                "application/json",
+                key=f"dl_map_{column.name}",
+                on_click="ignore",
+                icon=":material/download:",
+                help="Where each chunk of the chosen document lies, without its text.",
+            )
         place.download_button(
             f"{column.name} index",
             partial(dump_json, column.index),
@@ -395,11 +405,13 @@ def page() -> None:
     st.sidebar.divider()
     # The sizes are drawn on every run, before anything can stop it, so they keep their values.
     settings = size_sliders(st.sidebar)
+    live = live_columns(st.sidebar)
     try:
         chosen = choose_source(sources)
         if chosen is None:
             return
         key, loader, manifest, files = chosen
+        settings = with_other_pipelines(settings, live, chunk_file_uploads(sources))
         load = load_cached(key, loader)
     except ExplorerError as error:
         show_error(error)
@@ -465,7 +477,9 @@ def explore_page(
     added = user_checks(key)
     try:
         checks = [*manifest.span_checks, *(SpanCheck.model_validate(raw) for raw in added)]
-        exploration = explore(load, checks, settings, run=cached_runner(key))
+        exploration = explore(
+            load, checks, settings, run=cached_runner(key), run_import=cached_importer(key)
+        )
     except ExplorerError as error:
         show_error(error)
         return
@@ -473,6 +487,7 @@ def explore_page(
     columns = exploration.columns
     flagged = {c.name: flags_cached(c.result["index_id"], exploration, c) for c in columns}
     show_scoreboard(exploration)
+    show_import_notes(columns)
     shown = frozenset(
         st.multiselect(
             "Highlight chunks flagged",

@@ -237,11 +237,16 @@ def chunk_text_html(text: str) -> str:
 
 def size_words(config: Mapping[str, object]) -> str:
     """A column's size as every place names it: `max_chars 220`, `max_tokens 256`."""
+    chunk_file, library = config.get("chunk_file"), config.get("library")
+    if isinstance(chunk_file, Mapping):
+        return f"imported {chunk_file.get('shape')} chunks"
     parts = [
         f"{key} {value:,}" if isinstance(value, int) else f"{key} {value}"
         for key in ("max_chars", "max_tokens", "overlap")
         if (value := config.get(key)) is not None and not (key == "overlap" and value == 0)
     ]
+    if isinstance(library, Mapping):
+        parts.append(f"{library.get('name')} {library.get('version')}")
     return " · ".join(parts) if parts else "unsized, one chunk per paragraph"
 
 

@@ -100,7 +100,7 @@ def _imported_spans(chunks: list[ChunkRecord]) -> dict[str, list[Span]]:
     for i, chunk in enumerate(chunks):
         start, end = chunk.get("start"), chunk.get("end")
         if not (type(start) is int and type(end) is int and 0 <= start < end):
-            raise _refuse(f"chunks[{i}]: start and end must be whole numbers, start < end")
+            raise _refuse(f"chunks[{i}]: start and end must be whole numbers, 0 <= start < end")
         placed = spans.setdefault(str(chunk.get("source_id")), [])
         if placed and placed[-1] > (start, end):
             raise _refuse(f"chunks[{i}]: an imported index's chunks are in document order")
