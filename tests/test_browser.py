@@ -326,6 +326,8 @@ def test_the_scoreboard_numbers(page: Page) -> None:
     """A row per column: its size, checks kept, chunks, sizes and flagged chunks; the
     colours of the verdicts; the histogram opens."""
     header = page.locator("[data-testid='stTable'] table").first.locator("thead th")
+    expect(header.last).to_have_text("Flagged chunks", timeout=30_000)  # a rerun may redraw
+    wait_idle(page)
     assert header.all_inner_texts()[-5:] == [
         "Size",
         "Checks kept",
