@@ -364,7 +364,7 @@ def test_a_flag_filter_dims_every_chunk_without_the_flag(page: Page) -> None:
     fixed = page.locator("[data-policy='fixed-char']")
     flagged = fixed.locator(".cbx-nf")
     assert flagged.count() > 0
-    page.get_by_test_id("stMultiSelect").click()
+    page.locator(".st-key-flag_filter").get_by_test_id("stMultiSelect").click()
     page.get_by_role("option", name="cut mid-sentence").click()
     expect(fixed).to_contain_text("match the filter", timeout=30_000)
     wait_idle(page)
@@ -436,7 +436,7 @@ def test_the_chunk_detail_panel_by_keyboard(page: Page) -> None:
         for c in golden_index("heading-aware")["chunks"]
         if c["source_id"] == "aster-copy-v1" and c["order"] == 1
     ]
-    column = page.get_by_role("combobox", name="Column")
+    column = page.get_by_role("combobox", name="Column", exact=True)
     column.focus()
     page.keyboard.type("heading-aware")
     page.keyboard.press("Enter")
