@@ -80,7 +80,7 @@ def test_an_uploaded_langchain_file_is_a_fourth_column_with_its_verdict(
 def test_a_live_column_is_picked_with_its_parameters_and_kept_in_the_link() -> None:
     app = AppTest.from_file(APP, default_timeout=60)
     app.run()
-    app.multiselect(key="live_columns").select("langchain-recursive").run()
+    app.checkbox(key="live_langchain-recursive_on").check().run()
     app.number_input(key="live_langchain-recursive_size").set_value(300).run()
     app.text_area(key="live_langchain-recursive_parameters").input(
         json.dumps({"separators": ["\n\n", "\n"]})
@@ -104,7 +104,7 @@ def test_a_link_opens_with_its_live_column() -> None:
     app.query_params["semchunk"] = "120,20"
     app.run()
     assert not app.exception
-    assert app.multiselect(key="live_columns").value == ["semchunk"]
+    assert app.checkbox(key="live_semchunk_on").value
     assert app.number_input(key="live_semchunk_overlap").value == 20
 
 

@@ -120,18 +120,16 @@ def seed_live_columns(settings: Settings) -> None:
         st.session_state[_key(config.strategy, "size")] = config.size()
         st.session_state[_key(config.strategy, "overlap")] = config.overlap or 0
         st.session_state[_key(config.strategy, "parameters")] = json.dumps(library.parameters)
-    st.session_state["live_columns"] = chosen
+        st.session_state[_key(config.strategy, "on")] = True
 
 
 def live_columns(sidebar: DeltaGenerator) -> tuple[ChunkConfig, ...]:
     """The library columns chosen, each with its size, overlap and parameters."""
-    chosen = sidebar.multiselect(
-        "Library columns",
-        list(LIBRARY_POLICIES),
-        key="live_columns",
-        help="Your splitter, with your parameters, beside heading-aware: the library itself "
-        "is called (its name, version and every parameter are recorded in the config).",
+    sidebar.caption(
+        "Chunking libraries: your splitter, with your parameters, beside heading-aware. "
+        "The library itself is called; its name, version and every parameter are recorded."
     )
+    chosen = [name for name in LIBRARY_POLICIES if sidebar.checkbox(name, key=_key(name, "on"))]
     configs: list[ChunkConfig] = []
     for name in chosen:
         policy = LIBRARY_POLICIES[name]
