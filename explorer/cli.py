@@ -122,6 +122,15 @@ def _limit_options(sub: argparse.ArgumentParser) -> None:
     )
 
 
+def _columns(namespace: argparse.Namespace, starts: bool) -> list[dict[str, object]]:
+    """The columns named so far, a new one at the end when `starts` (or when none is)."""
+    columns: list[dict[str, object]] = list(getattr(namespace, "columns", None) or [])
+    if starts or not columns:
+        columns.append({})
+    namespace.columns = columns
+    return columns
+
+
 class _ColumnOption(argparse.Action):
     """`--policy NAME` starts a column; a size option describes the column named by the
     `--policy` before it (or after it, when the size comes first)."""
@@ -133,14 +142,12 @@ class _ColumnOption(argparse.Action):
         value: object,
         *_: object,
     ) -> None:
-        columns: list[dict[str, object]] = list(getattr(namespace, "columns", None) or [])
-        starts = self.dest == "policy" and (not columns or "policy" in columns[-1])
-        if starts or not columns:
-            columns.append({})
+        named = getattr(namespace, "columns", None)
+        starts = self.dest == "policy" and (not named or "policy" in named[-1])
+        columns = _columns(namespace, starts)
         if self.dest in columns[-1]:
             parser.error(f"{self.option_strings[0]} is given twice for one policy")
         columns[-1][self.dest] = value
-        namespace.columns = columns
 
 
 class _Parameter(argparse.Action):
@@ -155,9 +162,7 @@ class _Parameter(argparse.Action):
         value: object,
         *_: object,
     ) -> None:
-        columns: list[dict[str, object]] = list(getattr(namespace, "columns", None) or [])
-        if not columns:
-            columns.append({})
+        columns = _columns(namespace, starts=False)
         key, equals, raw = str(value).partition("=")
         if not key or not equals:
             parser.error(f"--param takes KEY=VALUE, not {str(value)[:40]!r}")
@@ -168,7 +173,6 @@ class _Parameter(argparse.Action):
         parameters = columns[-1].setdefault("parameters", {})
         assert isinstance(parameters, dict)
         parameters[key] = parsed
-        namespace.columns = columns
 
 
 def _column_options(sub: argparse.ArgumentParser, repeatable: bool) -> None:

@@ -18,7 +18,7 @@ import importlib
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Protocol
+from typing import Annotated, Literal, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -33,7 +33,7 @@ from .index import ChunkRecord, build_index
 from .jsonio import parse_json
 from .limits import DEFAULT_LIMITS, Limits
 from .loading import LoadResult
-from .manifest import ManifestSpan
+from .manifest import ManifestSpan, require_one_form, span_schema
 from .models import (
     NoNullModel,
     PlainText,
@@ -41,7 +41,6 @@ from .models import (
     VersionOne,
     strict_shape,
     validated,
-    without_nulls,
 )
 from .pipeline import Settings
 from .policies import POLICIES, make_config
@@ -61,16 +60,11 @@ RetrieverName = Literal["bm25", "embedding", "hybrid"]
 # Questions
 
 
-def _reference_schema(schema: dict[str, Any]) -> None:
-    without_nulls(schema)
-    schema["oneOf"] = [{"required": ["quote"]}, {"required": ["start", "end"]}]
-
-
 class Reference(NoNullModel):
     """Where a question's answer is: a quote that occurs exactly once in the normalized
     document, or `[start, end)` in its characters."""
 
-    model_config = ConfigDict(json_schema_extra=_reference_schema)
+    model_config = ConfigDict(json_schema_extra=span_schema)
 
     quote: str | None = Field(default=None, min_length=1, max_length=MAX_QUESTION_CHARS)
     start: int | None = None
@@ -78,11 +72,7 @@ class Reference(NoNullModel):
 
     @model_validator(mode="after")
     def _one_form(self) -> Reference:
-        offsets = (self.start is not None, self.end is not None)
-        if self.quote is not None and any(offsets):
-            raise ValueError("give either a quote or start and end, not both")
-        if self.quote is None and not all(offsets):
-            raise ValueError("give either a quote or both start and end")
+        require_one_form(self.quote, self.start, self.end)
         return self
 
     def as_span(self, label: str) -> ManifestSpan:

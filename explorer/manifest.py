@@ -64,15 +64,25 @@ class ManifestDocument(TypedDict):
     access_scope: NotRequired[PlainText]
 
 
-def _span_schema(schema: dict[str, Any]) -> None:
+def span_schema(schema: dict[str, Any]) -> None:
+    """A place in a document is a quote, or start and end: the schema says so too."""
     without_nulls(schema)
     schema["oneOf"] = [{"required": ["quote"]}, {"required": ["start", "end"]}]
+
+
+def require_one_form(quote: str | None, start: int | None, end: int | None) -> None:
+    """A place in a document is given one way: a quote, or both offsets."""
+    offsets = (start is not None, end is not None)
+    if quote is not None and any(offsets):
+        raise ValueError("give either a quote or start and end, not both")
+    if quote is None and not all(offsets):
+        raise ValueError("give either a quote or both start and end")
 
 
 class ManifestSpan(NoNullModel):
     """Either a quote that occurs exactly once, or `[start, end)` in characters."""
 
-    model_config = ConfigDict(json_schema_extra=_span_schema)
+    model_config = ConfigDict(json_schema_extra=span_schema)
 
     label: PlainText
     start: int | None = None
@@ -81,11 +91,7 @@ class ManifestSpan(NoNullModel):
 
     @model_validator(mode="after")
     def _one_form(self) -> ManifestSpan:
-        offsets = (self.start is not None, self.end is not None)
-        if self.quote is not None and any(offsets):
-            raise ValueError("give either a quote or start and end, not both")
-        if self.quote is None and not all(offsets):
-            raise ValueError("give either a quote or both start and end")
+        require_one_form(self.quote, self.start, self.end)
         return self
 
 
