@@ -303,6 +303,10 @@ def test_an_outline_never_covers_a_glyph(page: Page) -> None:
     piece's box no pixel is the outline's crimson, and the underscore's pixels are dark."""
     piece = page.locator(f"{HEADING_AWARE} .cbx-in", has_text="save_copy").first
     piece.scroll_into_view_if_needed()
+    # A rerun fades the page's elements while it runs: measure only a settled page.
+    wait_idle(page)
+    page.wait_for_selector("[data-testid='stSkeleton']", state="detached", timeout=30_000)
+    expect(page.locator("[data-stale='true']")).to_have_count(0)
     assert piece.evaluate("e => e.getClientRects().length") == 1
     image = Image.open(io.BytesIO(piece.screenshot())).convert("RGB")
     pixels: list[tuple[int, int, int]] = list(image.getdata())
