@@ -39,6 +39,7 @@ from explorer.chunk_map import build_chunk_map
 from explorer.digests import canonical_json, sha
 from explorer.display import file_name_part, markdown_literal
 from explorer.flags import FLAG_WORDS, FLAGS, index_flags
+from explorer.grammars import Grammar
 from explorer.jsonio import dump_json
 from explorer.paging import PAGE_CHARS, pages
 from explorer.pipeline import ColumnRunner, run_column
@@ -52,6 +53,7 @@ from ui.chunk_files import (
     show_import_notes,
     with_other_pipelines,
 )
+from ui.columns import column_controls, seed_columns
 from ui.common import show_error
 from ui.detail import show_detail
 from ui.documents import show_documents, show_drafted
@@ -62,6 +64,8 @@ from ui.scoreboard import show_scoreboard
 
 FIXTURE_MANIFEST = Path(__file__).resolve().parent / "fixtures" / "aster" / "manifest.json"
 SOURCES = ("Bundled example", "Upload a manifest", "Paste text")
+# How the documents load: under the grammar the columns cut them with.
+Loader = Callable[[Grammar], LoadResult]
 SIZE_RANGE = (1, 2000)  # what a size slider offers; the command line takes up to 1,000,000
 # What one person can type: a name or label, a quote, a pasted document (its bytes are
 # limited again when it loads), and the checks added to one set of documents.
@@ -160,48 +164,16 @@ def settings_from_link() -> None:
         return
     st.session_state["link_read"] = True
     settings, notes = Settings.from_query(st.query_params.to_dict(), high=SIZE_RANGE[1])
+    seed_columns(settings)
     seed_live_columns(settings)
-    for config in settings.configs:
-        if config.max_chars is not None:
-            st.session_state[config.strategy] = config.max_chars
     if "doc" in st.query_params:
         st.session_state["doc"] = st.query_params["doc"]
     st.session_state["link_notes"] = [markdown_literal(note) for note in notes]
 
 
-def _copy(source: str, target: str) -> None:
-    st.session_state[target] = st.session_state[source]
-
-
-def size_sliders(sidebar: DeltaGenerator) -> Settings:
-    """Per sized policy of the registry, a slider and a number box that hold one value,
-    named as the report, the headers and the scoreboard name the size (`max_chars`)."""
-    sizes = {}
-    for config in Settings.default().configs:
-        if config.max_chars is not None:
-            name, box = config.strategy, f"{config.strategy}-box"
-            st.session_state.setdefault(name, config.max_chars)
-            st.session_state.setdefault(box, st.session_state[name])
-            label = f"{name} max_chars"
-            slider, number = sidebar.columns([3, 2], vertical_alignment="bottom")
-            sizes[name] = slider.slider(
-                label, *SIZE_RANGE, key=name, on_change=_copy, args=(name, box)
-            )
-            number.number_input(
-                label,
-                *SIZE_RANGE,
-                step=1,
-                key=box,
-                on_change=_copy,
-                args=(box, name),
-                label_visibility="hidden",
-            )
-    return Settings.from_sizes(sizes)
-
-
 def choose_source(
     sidebar: DeltaGenerator,
-) -> tuple[str, Callable[[], LoadResult], Manifest, Mapping[str, bytes]] | None:
+) -> tuple[str, Loader, Manifest, Mapping[str, bytes]] | None:
     """The documents to explore: (cache key, how to load them, the manifest, the bytes
     that came for each path)."""
     source = sidebar.radio("Documents", SOURCES, key="source")
@@ -210,7 +182,7 @@ def choose_source(
         manifest = parse_manifest(data)
         reader = DirectoryReader(FIXTURE_MANIFEST.parent)
         sidebar.caption("The seed's synthetic Aster API contracts, two versions.")
-        return sha(data.decode()), lambda: load_documents(manifest, reader), manifest, {}
+        return sha(data.decode()), _loader(manifest, reader), manifest, {}
     if source == SOURCES[1]:
         uploads = sidebar.file_uploader(
             "manifest.json with its files, one .zip, or plain .md / .txt files",
@@ -255,8 +227,12 @@ def choose_source(
     return bundle.key, bundle_loader(bundle), bundle.manifest, bundle.files
 
 
-def bundle_loader(bundle: Bundle) -> Callable[[], LoadResult]:
-    return lambda: load_documents(bundle.manifest, MappingReader(bundle.files))
+def _loader(manifest: Manifest, reader: DirectoryReader | MappingReader) -> Loader:
+    return lambda grammar: load_documents(manifest, reader, grammar=grammar)
+
+
+def bundle_loader(bundle: Bundle) -> Loader:
+    return _loader(bundle.manifest, MappingReader(bundle.files))
 
 
 # -- span checks ----------------------------------------------------------------------------
@@ -394,7 +370,7 @@ def page() -> None:
     st.html(STYLE + LAYOUT)
     st.title("Chunk Boundary Explorer")
     st.caption(
-        "The same document cut by three chunking policies, side by side, and a check of "
+        "The same document cut by several chunking policies, side by side, and a check of "
         "whether spans that belong together (an instruction and its qualifier) stay in one "
         "chunk."
     )
@@ -403,16 +379,17 @@ def page() -> None:
         st.warning(note)
     sources = st.sidebar.container()
     st.sidebar.divider()
-    # The sizes are drawn on every run, before anything can stop it, so they keep their values.
-    settings = size_sliders(st.sidebar)
+    # The columns are drawn on every run, before anything can stop it, so they keep their values.
+    ours = column_controls(st.sidebar, SIZE_RANGE[1])
     live = live_columns(st.sidebar)
     try:
         chosen = choose_source(sources)
         if chosen is None:
             return
         key, loader, manifest, files = chosen
-        settings = with_other_pipelines(settings, live, chunk_file_uploads(sources))
-        load = load_cached(key, loader)
+        settings = with_other_pipelines(ours, live, chunk_file_uploads(sources))
+        grammar = settings.grammar
+        load = load_cached(f"{key}:{grammar.name}", partial(loader, grammar))
     except ExplorerError as error:
         show_error(error)
         return

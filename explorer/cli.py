@@ -583,8 +583,8 @@ def _existing_store(path: Path) -> Store:
 
 
 def _compare(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    manifest, load = _load(args, stderr)
     settings = _settings(args)
+    manifest, load = _load(args, stderr, settings.grammar)
     notes = partial(_print_notes, stderr)
     produce = partial(
         write_comparison, load, manifest.span_checks, settings, limits=_limits(args), notes=notes
@@ -735,7 +735,7 @@ def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         columns = sweep_columns(args.sweep)
     else:
         columns = columns_of(Settings(tuple(configs)) if configs else Settings.default())
-    _, load = _load(args, stderr)
+    _, load = _load(args, stderr, Settings(tuple(config for _, config in columns)).grammar)
     evaluation = evaluate(load, questions, columns, args.retriever, args.k, _limits(args))
     if args.out is not None:
         _write_atomically(args.out, dump_json(evaluation))

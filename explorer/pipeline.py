@@ -17,10 +17,11 @@ from functools import cached_property
 import orjson
 
 from .checks import CheckResult, ResolvedCheck, evaluate_checks, resolve_check
-from .config import MAX_CHARS_LIMIT, ChunkConfig, ParameterValue
+from .config import DEFAULT_GRAMMAR, MAX_CHARS_LIMIT, ChunkConfig, ParameterValue
 from .documents import DocumentRecord
 from .errors import ErrorCode, ExplorerError
 from .flags import document_flags, flag_counts, index_flags
+from .grammars import GRAMMARS, V1_GRAMMAR, Grammar
 from .imports import ChunkFile, place
 from .index import ChunkRecord, GivenSpans, Index, build_index, write_index
 from .limits import DEFAULT_LIMITS, Limits
@@ -42,6 +43,9 @@ _QUERY_ALIASES = {"fixed": "fixed-char", "target": "heading-aware"}
 
 
 MAX_COLUMNS = 8
+MAX_OWN_COLUMNS = 4  # columns of our policies a link or the app shows
+COLUMNS_KEY = "columns"
+GRAMMAR_KEY = "grammar"
 
 
 @dataclass(frozen=True)
@@ -72,13 +76,14 @@ class Settings:
 
     @property
     def config_names(self) -> list[str]:
-        """Each config's column name: its policy; `policy@size` where the policy repeats;
-        its whole label where even that repeats (another unit, overlap or grammar)."""
+        """Each config's column name: its policy; `policy@size` (`policy@256t` in tokens)
+        where the policy repeats; its whole label where even that repeats (another
+        overlap or grammar)."""
         strategies = [config.strategy for config in self.configs]
         short = [
             config.strategy
             if strategies.count(config.strategy) == 1
-            else f"{config.strategy}@{config.size() if config.sized else 'none'}"
+            else f"{config.strategy}@{_size(config) if config.sized else 'none'}"
             for config in self.configs
         ]
         return [
@@ -109,82 +114,170 @@ class Settings:
         """Settings from a link's parameters, and a sentence for each value ignored.
 
         A bad value never stops the page: it is named, and the default is used instead.
-        `high` is the largest size the reader offers.
+        `high` is the largest size the reader offers. Our policies' columns are either
+        `columns=POLICY[:SIZE];…` (any policy, any size, in order) or, for the default
+        layout, one `POLICY=MAX_CHARS` per sized policy; `grammar=markdown` applies to
+        every column.
         """
-        sizes: dict[str, int] = {}
         notes: list[str] = []
+        grammar = query.get(GRAMMAR_KEY, DEFAULT_GRAMMAR)
+        if grammar not in GRAMMARS:
+            notes.append(
+                f"Ignored grammar={_shown(grammar)} from the link: "
+                f"the grammar is one of {', '.join(GRAMMARS)}."
+            )
+            grammar = DEFAULT_GRAMMAR
+        own = _own_columns(query[COLUMNS_KEY], high, grammar, notes) if COLUMNS_KEY in query else ()
+        sizes: dict[str, int] = {}
         live: list[ChunkConfig] = []
         for key, raw in query.items():
             name = _QUERY_ALIASES.get(key, key)
             if name in LIBRARY_POLICIES:
                 try:
-                    live.append(_live_config(name, raw, query, high))
+                    parameters = _parameters(name, query)
+                    live.append(_column_config(name, raw, high, parameters=parameters))
                 except ExplorerError as error:
                     notes.append(f"Ignored the {name} column from the link: {error.detail}.")
                 continue
             policy = POLICIES.get(name)
-            if policy is None or policy.default_max_chars is None:
+            if own or policy is None or policy.default_max_chars is None:
                 continue
             size = _whole_number(raw, 1, high)
             if size is None:
-                shown = raw if len(raw) <= 40 else raw[:40] + "…"
                 notes.append(
-                    f"Ignored {key}={shown!r} from the link: the max_chars of {name} must "
+                    f"Ignored {key}={_shown(raw)} from the link: the max_chars of {name} must "
                     f"be a whole number from 1 to {high:,}."
                 )
             else:
                 sizes[name] = size
-        return cls(cls.from_sizes(sizes).configs + tuple(live)), notes
+        if not own:
+            own = tuple(make_config(name, sizes.get(name), grammar=grammar) for name in POLICIES)
+        return cls(own + tuple(live)), notes
 
     def to_query(self) -> dict[str, str]:
-        """The link parameters that `from_query` reads back into these settings: a sized
-        policy's max_chars; a live column's size (`500`, `500,50` with overlap, `256t` in
-        tokens) and each parameter not at the library's default as `NAME.KEY=JSON`."""
+        """The link parameters that `from_query` reads back into these settings: our
+        columns (each sized policy's max_chars when they are the default layout, else
+        `columns`), a live column's size (`500`, `500,50` with overlap, `256t` in tokens)
+        and each parameter not at the library's default as `NAME.KEY=JSON`, and the
+        grammar when it is not v1."""
         query: dict[str, str] = {}
+        own = [config for config in self.configs if config.library is None]
+        if _default_layout(own):
+            query.update((c.strategy, str(c.max_chars)) for c in own if c.max_chars is not None)
+        else:
+            query[COLUMNS_KEY] = ";".join(
+                f"{c.strategy}:{_size_spec(c)}" if c.sized else c.strategy for c in own
+            )
         for config in self.configs:
             if config.library is not None:
-                query.setdefault(config.strategy, _live_size(config))
+                query.setdefault(config.strategy, _size_spec(config))
                 defaults = LIBRARY_POLICIES[config.strategy].default_parameters()
                 for key, value in config.library.parameters.items():
                     if value != defaults[key]:
                         query.setdefault(f"{config.strategy}.{key}", json.dumps(value))
-            elif config.max_chars is not None:
-                query[config.strategy] = str(config.max_chars)
+        grammars = {config.grammar for config in own} - {None}
+        if grammars:
+            query[GRAMMAR_KEY] = grammars.pop() or DEFAULT_GRAMMAR
         return query
+
+    @property
+    def grammar(self) -> Grammar:
+        """The grammar the documents load under: markdown when every column cuts under
+        it, else v1, whose sections need a leading heading (a chunk file's column places
+        its chunks in v1 sections)."""
+        if not self.chunk_files and all(c.grammar is not None for c in self.configs):
+            return GRAMMARS[self.configs[0].grammar_name]
+        return V1_GRAMMAR
 
     def config_for(self, name: str) -> ChunkConfig:
         """The first column's config of policy `name`, or that policy's default."""
         return next((c for c in self.configs if c.strategy == name), None) or make_config(name)
 
 
-def _live_size(config: ChunkConfig) -> str:
-    size = f"{config.size()}{'t' if config.unit is not None else ''}"
-    return size + (f",{config.overlap}" if config.overlap else "")
+def _shown(raw: str) -> str:
+    return repr(raw if len(raw) <= 40 else raw[:40] + "…")
 
 
-def _live_config(name: str, raw: str, query: Mapping[str, str], high: int) -> ChunkConfig:
-    """A live column from a link: `NAME=SIZE[,OVERLAP]` (`SIZEt` in tokens) and its
-    parameters `NAME.KEY=VALUE`, each JSON or else a plain string."""
+def _default_layout(own: Sequence[ChunkConfig]) -> bool:
+    """Whether our columns are the default ones but for their sizes in characters: every
+    registered policy once, in registry order, without overlap."""
+    return [c.strategy for c in own] == list(POLICIES) and all(
+        c.unit is None and c.overlap is None for c in own
+    )
+
+
+def _size(config: ChunkConfig) -> str:
+    """A sized column's size in short: `SIZE` in characters, `SIZEt` in tokens."""
+    return f"{config.size()}{'t' if config.unit is not None else ''}"
+
+
+def _size_spec(config: ChunkConfig) -> str:
+    """A column's size in a link: its `_size`, then `,OVERLAP` when it has one."""
+    return _size(config) + (f",{config.overlap}" if config.overlap else "")
+
+
+def _own_columns(raw: str, high: int, grammar: str, notes: list[str]) -> tuple[ChunkConfig, ...]:
+    """`columns=POLICY[:SIZE];…` of a link: our policies' columns in order, each sized one
+    with `SIZE[t][,OVERLAP]` (its default size when left out); () when none can be read,
+    with a note for each item ignored."""
+    configs: list[ChunkConfig] = []
+    for item in raw.split(";")[: MAX_OWN_COLUMNS + 1]:
+        name, _, size = item.strip().partition(":")
+        policy = POLICIES.get(name)
+        try:
+            if policy is None:
+                raise ExplorerError(
+                    ErrorCode.USAGE, f"{_shown(name)} is not one of {', '.join(POLICIES)}"
+                )
+            if size and policy.default_max_chars is not None:
+                config = _column_config(name, size, high, grammar)
+            else:
+                config = make_config(name, grammar=grammar)
+            if config in configs:
+                raise ExplorerError(ErrorCode.USAGE, "it repeats a column before it")
+            if len(configs) == MAX_OWN_COLUMNS:
+                raise ExplorerError(ErrorCode.USAGE, f"at most {MAX_OWN_COLUMNS} are shown")
+        except ExplorerError as error:
+            notes.append(f"Ignored the column {_shown(item)} from the link: {error.detail}.")
+            continue
+        configs.append(config)
+    return tuple(configs)
+
+
+def _parameters(name: str, query: Mapping[str, str]) -> dict[str, ParameterValue]:
+    """A live column's parameters in a link, `NAME.KEY=VALUE`, each JSON or else text."""
+    prefix = name + "."
+    return {
+        key.removeprefix(prefix): _json_or_text(value)
+        for key, value in query.items()
+        if key.startswith(prefix)
+    }
+
+
+def _column_config(
+    name: str,
+    raw: str,
+    high: int,
+    grammar: str = DEFAULT_GRAMMAR,
+    parameters: Mapping[str, ParameterValue] | None = None,
+) -> ChunkConfig:
+    """A sized column from a link: `SIZE[,OVERLAP]`, `SIZEt` in tokens (a library's
+    column cuts whole documents: it takes no grammar)."""
     size_part, _, overlap_part = raw.partition(",")
     tokens = size_part.strip().endswith("t")
     size = _whole_number(size_part.strip().removesuffix("t"), 1, high)
     overlap = _whole_number(overlap_part, 1, high) if overlap_part else 0
     if size is None or overlap is None:
-        shown = raw if len(raw) <= 40 else raw[:40] + "…"
         raise ExplorerError(
             ErrorCode.USAGE,
-            f"{shown!r} is not SIZE or SIZE,OVERLAP (SIZEt in tokens) of whole numbers "
+            f"{_shown(raw)} is not SIZE or SIZE,OVERLAP (SIZEt in tokens) of whole numbers "
             f"from 1 to {high:,}",
         )
-    prefix = name + "."
-    parameters = {
-        key.removeprefix(prefix): _json_or_text(value)
-        for key, value in query.items()
-        if key.startswith(prefix)
-    }
     if tokens:
-        return make_config(name, max_tokens=size, overlap=overlap, parameters=parameters)
-    return make_config(name, size, overlap=overlap, parameters=parameters)
+        return make_config(
+            name, max_tokens=size, overlap=overlap, grammar=grammar, parameters=parameters
+        )
+    return make_config(name, size, overlap=overlap, grammar=grammar, parameters=parameters)
 
 
 def _json_or_text(raw: str) -> ParameterValue:

@@ -429,8 +429,18 @@ def answer_window(
     return min(first["start"], low), max(last["end"], high)
 
 
-_VERDICT_MARK = {"together": "✓ together", "split": "✗ split", "not evaluated": "not evaluated"}
-_VERDICT_CLASS = {"together": "cbx-yes", "split": "cbx-no", "not evaluated": "cbx-skip"}
+_VERDICT_MARK = {
+    "together": "✓ together",
+    "together by overlap": "✓ together, only thanks to overlap",
+    "split": "✗ split",
+    "not evaluated": "not evaluated",
+}
+_VERDICT_CLASS = {
+    "together": "cbx-yes",
+    "together by overlap": "cbx-yes",
+    "split": "cbx-no",
+    "not evaluated": "cbx-skip",
+}
 
 
 def render_matrix(names: Sequence[str], rows: Sequence[MatrixRow]) -> str:

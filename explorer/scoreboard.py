@@ -12,12 +12,13 @@ from dataclasses import dataclass
 from statistics import median_low
 from typing import Literal
 
-from .checks import SpanResult
+from .checks import CheckResult, ResolvedCheck, SpanResult, together_only_by_overlap
 from .index import ChunkRecord
 from .pipeline import Column
 from .report import FlagCounts, SkippedCheck
 
-Verdict = Literal["together", "split", "not evaluated"]
+# "together by overlap": together only in a chunk that repeats the end of the one before.
+Verdict = Literal["together", "together by overlap", "split", "not evaluated"]
 HISTOGRAM_BINS = 20
 
 
@@ -99,19 +100,29 @@ def where(span: SpanResult, orders: Mapping[str, int]) -> str:
     return "in no chunk"
 
 
-def check_matrix(columns: Sequence[Column], skipped: Sequence[SkippedCheck]) -> list[MatrixRow]:
-    """One row per span check: its verdict in each column; a check of a document that did
-    not load is in every column 'not evaluated', with the reason."""
+def _verdict(check: ResolvedCheck, result: CheckResult, column: Column) -> Verdict:
+    if not result["together"]:
+        return "split"
+    if column.config.overlap and together_only_by_overlap(check, column.index["chunks"]):
+        return "together by overlap"
+    return "together"
+
+
+def check_matrix(
+    columns: Sequence[Column], checks: Sequence[ResolvedCheck], skipped: Sequence[SkippedCheck]
+) -> list[MatrixRow]:
+    """One row per span check (`checks`, resolved, in the columns' order of results): its
+    verdict in each column; a check of a document that did not load is in every column
+    'not evaluated', with the reason."""
     rows: list[MatrixRow] = []
-    if columns:
-        orders = [{c["chunk_id"]: c["order"] for c in col.index["chunks"]} for col in columns]
-        for position, check in enumerate(columns[0].result["checks"]):
-            cells = []
-            for column, order in zip(columns, orders, strict=True):
-                result = column.result["checks"][position]
-                spans = " · ".join(f"{s['label']}: {where(s, order)}" for s in result["spans"])
-                cells.append(Cell("together" if result["together"] else "split", spans))
-            rows.append(MatrixRow(check["id"], check["source_id"], tuple(cells)))
+    orders = [{c["chunk_id"]: c["order"] for c in col.index["chunks"]} for col in columns]
+    for position, check in enumerate(checks):
+        cells = []
+        for column, order in zip(columns, orders, strict=True):
+            result = column.result["checks"][position]
+            spans = " · ".join(f"{s['label']}: {where(s, order)}" for s in result["spans"])
+            cells.append(Cell(_verdict(check, result, column), spans))
+        rows.append(MatrixRow(check.id, check.source_id, tuple(cells)))
     for skip in skipped:
         cell = Cell("not evaluated", skip["reason"])
         rows.append(MatrixRow(skip["id"], skip["source_id"], (cell,) * len(columns)))

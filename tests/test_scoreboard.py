@@ -9,6 +9,7 @@ from explorer.pipeline import Column, run_column
 from explorer.render import render_matrix
 from explorer.scoreboard import (
     Cell,
+    MatrixRow,
     check_matrix,
     column_score,
     score_rows,
@@ -64,7 +65,7 @@ def test_thousands_separators_and_no_checks_said_in_words() -> None:
 def test_the_matrix_says_where_each_span_lies_and_what_was_not_evaluated() -> None:
     columns = [column("fixed-char", 4), column("paragraph", None)]
     skipped = [{"id": "gone", "source_id": "lost", "reason": "its document did not load (x)"}]
-    rows = check_matrix(columns, skipped)  # type: ignore[arg-type]
+    rows = check_matrix(columns, [resolve_check(CHECK, TEXT)], skipped)  # type: ignore[arg-type]
     assert [row.check_id for row in rows] == ["c<x>", "gone"]
     assert rows[0].cells[0] == Cell(
         "split", "inside: chunk 0 · across: split across 0, 1 · heading: in no chunk"
@@ -93,3 +94,32 @@ def test_the_histogram_bins_every_chunk_of_every_column_in_common_bins() -> None
     assert histogram.counts["paragraph"] == tuple(
         sum(1 for s in sizes if edge <= s < edge + 5) for edge in histogram.edges
     )
+
+
+def test_the_matrix_says_when_only_overlap_keeps_a_check_together() -> None:
+    text = "# T\n\nfirst para here.\n\nsecond: do X.\n\nonly after Y.\n"
+    instruction, qualifier = text.index("second"), text.index("only")
+    check = SpanCheck.model_validate(
+        {
+            "id": "c",
+            "source_id": "d",
+            "spans": [
+                {"label": "a", "start": instruction, "end": instruction + 13},
+                {"label": "b", "start": qualifier, "end": qualifier + 13},
+            ],
+        }
+    )
+    resolved = [resolve_check(check, text)]
+
+    def row(overlap: int, size: int = 35) -> MatrixRow:
+        config = make_config("heading-aware", size, overlap=overlap)
+        built = run_column("heading-aware", [doc(text)], resolved, config)
+        [only] = check_matrix([built], resolved, [])
+        return only
+
+    assert row(0).cells[0].verdict == "split"
+    # the second chunk repeats "second: do X." of the first
+    assert row(20).cells[0].verdict == "together by overlap"
+    assert row(20, size=100).cells[0].verdict == "together"  # held in one chunk's own part
+    markup = render_matrix(["h"], [row(20)])
+    assert "only thanks to overlap" in markup and 'data-verdict="together by overlap"' in markup

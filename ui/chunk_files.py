@@ -172,10 +172,10 @@ def _config(name: str, size: int, overlap: int, tokens: bool, raw: str) -> Chunk
 
 
 def with_other_pipelines(
-    settings: Settings, live: Sequence[ChunkConfig], files: Sequence[ChunkFile]
+    ours: Sequence[ChunkConfig], live: Sequence[ChunkConfig], files: Sequence[ChunkFile]
 ) -> Settings:
-    """The sliders' columns, then the live columns, then the chunk files."""
-    return Settings((*settings.configs, *live), tuple(files))
+    """Our policies' columns, then the live columns, then the chunk files."""
+    return Settings((*ours, *live), tuple(files))
 
 
 def show_import_notes(columns: Sequence[Column]) -> None:

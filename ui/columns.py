@@ -1,0 +1,188 @@
+"""Our policies' columns in the sidebar: which ones, in what order, each with its size (in
+characters or in cl100k_base tokens) and overlap, and the grammar they cut under.
+
+The default is every registered policy once, at its default size in characters. A
+column's widgets are keyed by the column (its policy, or `policy (2)` for a second one of
+it), so the first column of each policy keeps the keys a link or a test knows it by.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+
+from explorer import ChunkConfig, Settings
+from explorer.config import DEFAULT_GRAMMAR
+from explorer.grammars import GRAMMARS
+from explorer.pipeline import MAX_OWN_COLUMNS
+from explorer.policies import POLICIES, make_config
+
+COLUMNS = "own_columns"  # the columns' keys, in the order they are shown
+GRAMMAR = "grammar"
+GRAMMAR_WORDS = {
+    "v1": "v1: '#' headings, blank lines",
+    "markdown": "markdown: CommonMark blocks",
+}
+
+
+def _policy(key: str) -> str:
+    return key.partition(" (")[0]
+
+
+def _tokens(key: str) -> str:
+    return f"{key}-in-tokens"
+
+
+def _size(key: str, tokens: bool) -> str:
+    """The key of a column's size slider; its number box adds `-box`."""
+    return f"{key}-tokens" if tokens else key
+
+
+def _overlap(key: str) -> str:
+    return f"{key}-overlap"
+
+
+def _new_key(policy: str, keys: list[str]) -> str:
+    if policy not in keys:
+        return policy
+    return next(f"{policy} ({n})" for n in range(2, len(keys) + 3) if f"{policy} ({n})" not in keys)
+
+
+def _set(key: str, config: ChunkConfig) -> None:
+    """A column's widgets at `config`'s values."""
+    if not config.sized:
+        return
+    tokens = config.unit is not None
+    st.session_state[_tokens(key)] = tokens
+    st.session_state[_size(key, tokens)] = st.session_state[f"{_size(key, tokens)}-box"] = (
+        config.size()
+    )
+    st.session_state[_overlap(key)] = config.overlap or 0
+
+
+def seed_columns(settings: Settings) -> None:
+    """A link's columns of our policies and their grammar, as the widgets' first values."""
+    keys: list[str] = []
+    for config in settings.configs:
+        if config.library is None:
+            keys.append(_new_key(config.strategy, keys))
+            _set(keys[-1], config)
+    st.session_state[COLUMNS] = keys
+    own = [config for config in settings.configs if config.library is None]
+    st.session_state[GRAMMAR] = own[0].grammar_name if own else DEFAULT_GRAMMAR
+
+
+def _add() -> None:
+    """Add the column the picker names, at a size no column of its policy has yet."""
+    policy = st.session_state.pop("add_column", None)
+    keys: list[str] = st.session_state[COLUMNS]
+    if policy is None or len(keys) >= MAX_OWN_COLUMNS:
+        return
+    key = _new_key(policy, keys)
+    default = POLICIES[policy].default_max_chars
+    if default is not None:
+        taken = {st.session_state.get(k) for k in keys if _policy(k) == policy}
+        size = next(s for s in (default * 2**n for n in range(len(keys) + 1)) if s not in taken)
+        _set(key, make_config(policy, size))
+    keys.append(key)
+
+
+def _remove(key: str) -> None:
+    st.session_state[COLUMNS].remove(key)
+
+
+def _copy(source: str, target: str) -> None:
+    st.session_state[target] = st.session_state[source]
+
+
+def column_controls(sidebar: DeltaGenerator, high: int) -> tuple[ChunkConfig, ...]:
+    """The grammar, then one block per column (its name, a remove button, its size as a
+    slider beside a number box, its unit and overlap), then a picker that adds one."""
+    grammar = sidebar.radio(
+        "Grammar",
+        list(GRAMMARS),
+        format_func=GRAMMAR_WORDS.__getitem__,
+        key=GRAMMAR,
+        help="How a document falls into sections and blocks, for every column of ours. "
+        "markdown reads CommonMark (a '#' in a code block is no heading, a code block is "
+        "one block) and needs no leading heading.",
+    )
+    keys: list[str] = st.session_state.setdefault(COLUMNS, list(POLICIES))
+    configs = [_column(sidebar, key, grammar, high, removable=len(keys) > 1) for key in keys]
+    sidebar.selectbox(
+        f"Add a column (up to {MAX_OWN_COLUMNS})",
+        list(POLICIES),
+        index=None,
+        key="add_column",
+        placeholder="choose a policy",
+        on_change=_add,
+        disabled=len(keys) >= MAX_OWN_COLUMNS,
+        help="The same policy twice compares two sizes, two units or two overlaps.",
+    )
+    return tuple(configs)
+
+
+def _column(
+    sidebar: DeltaGenerator, key: str, grammar: str, high: int, removable: bool
+) -> ChunkConfig:
+    policy = POLICIES[_policy(key)]
+    name, remove = sidebar.columns([5, 1], vertical_alignment="center")
+    name.markdown(f"**{key}**")
+    remove.button(
+        "✕",
+        key=f"{key}-remove",
+        help=f"Remove the {key} column",
+        on_click=_remove,
+        args=(key,),
+        disabled=not removable,
+    )
+    default = policy.default_max_chars
+    if default is None:
+        sidebar.caption("No size: one chunk per paragraph of a section.")
+        return make_config(policy.name, grammar=grammar)
+    tokens = bool(st.session_state.setdefault(_tokens(key), False))
+    size = _size_widgets(sidebar, key, tokens, default, high)
+    if st.session_state.get(_overlap(key), 0) >= size:  # the size went below it
+        st.session_state[_overlap(key)] = size - 1
+    with sidebar.expander(f"{key}: unit and overlap"):
+        st.toggle("Size in cl100k_base tokens", key=_tokens(key))
+        overlap = int(
+            st.number_input(
+                f"{key} overlap",
+                0,
+                size - 1,
+                key=_overlap(key),
+                help="How much of a chunk the next chunk of its section repeats, in the "
+                "size's unit: fixed-char windows advance by size minus overlap; heading-aware "
+                "repeats the previous chunk's last blocks that fit in it.",
+            )
+            if size > 1
+            else 0
+        )
+    if tokens:
+        return make_config(policy.name, max_tokens=size, overlap=overlap, grammar=grammar)
+    return make_config(policy.name, size, overlap=overlap, grammar=grammar)
+
+
+def _size_widgets(sidebar: DeltaGenerator, key: str, tokens: bool, default: int, high: int) -> int:
+    """A slider and a number box that hold one size, named as the headers name it."""
+    slider_key = _size(key, tokens)
+    box_key = f"{slider_key}-box"
+    st.session_state.setdefault(slider_key, default // 4 if tokens else default)
+    st.session_state.setdefault(box_key, st.session_state[slider_key])
+    label = f"{key} {'max_tokens' if tokens else 'max_chars'}"
+    slider, number = sidebar.columns([3, 2], vertical_alignment="bottom")
+    size = slider.slider(
+        label, 1, high, key=slider_key, on_change=_copy, args=(slider_key, box_key)
+    )
+    number.number_input(
+        label,
+        1,
+        high,
+        step=1,
+        key=box_key,
+        on_change=_copy,
+        args=(box_key, slider_key),
+        label_visibility="hidden",
+    )
+    return int(size)
