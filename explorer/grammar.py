@@ -47,7 +47,8 @@ def require_heading(text: str) -> None:
         first_line = text.split("\n", 1)[0][:60]
         raise ExplorerError(
             ErrorCode.HEADING_REQUIRED,
-            f"the text must start with a heading such as '# Title', not {first_line!r}",
+            f"under grammar v1 the text must start with a heading such as '# Title', not "
+            f"{first_line!r} (the markdown grammar reads a text without one)",
         )
 
 

@@ -247,7 +247,11 @@ def size_words(config: Mapping[str, object]) -> str:
     ]
     if isinstance(library, Mapping):
         parts.append(f"{library.get('name')} {library.get('version')}")
-    return " · ".join(parts) if parts else "unsized, one chunk per paragraph"
+    if not parts:
+        parts.append("unsized, one chunk per paragraph")
+    if config.get("grammar") is not None:
+        parts.append(f"{config['grammar']} grammar")
+    return " · ".join(parts)
 
 
 def _verdicts(checks: Sequence[CheckResult]) -> str:

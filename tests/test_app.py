@@ -895,3 +895,87 @@ def test_the_chunk_detail_shows_the_page_of_its_chunk() -> None:
     order.set_value(order.max).run()
     at.button(key="detail_page").click().run()
     assert at.number_input(key="page").value == at.number_input(key="page").max
+
+
+# -- choosing the columns of our policies ----------------------------------------------------
+
+
+def column_names(at: AppTest) -> list[str]:
+    return [r["Column"] for r in rows(at)]
+
+
+def test_a_second_column_of_one_policy_compares_two_sizes_and_lives_in_the_link() -> None:
+    at = start()
+    at.selectbox(key="add_column").set_value("heading-aware").run()
+    assert not at.exception and not at.error
+    assert column_names(at) == [
+        "fixed-char",
+        "paragraph",
+        "heading-aware@220",
+        "heading-aware@440",
+    ]
+    assert at.slider(key="heading-aware (2)").value == 440  # a size no column has yet
+    assert at.query_params["columns"] == (
+        "fixed-char:80;paragraph;heading-aware:220;heading-aware:440"
+    )
+    assert at.selectbox(key="add_column").disabled  # four is the most
+    restored = start(columns=at.query_params["columns"])
+    assert column_names(restored) == column_names(at)
+    assert restored.slider(key="heading-aware (2)").value == 440
+
+
+def test_removing_columns_leaves_two_and_the_link_says_which() -> None:
+    at = start()
+    at.button(key="fixed-char-remove").click().run()
+    at.button(key="paragraph-remove").click().run()
+    assert column_names(at) == ["heading-aware"]
+    assert at.button(key="heading-aware-remove").disabled  # one column stays
+    assert at.query_params["columns"] == "heading-aware:220"
+    assert verdicts(at) == ["together"]
+    at.selectbox(key="add_column").set_value("paragraph").run()
+    assert column_names(at) == ["heading-aware", "paragraph"]
+
+
+def test_a_column_sized_in_tokens_with_overlap() -> None:
+    at = start()
+    at.toggle(key="heading-aware-in-tokens").set_value(True).run()
+    assert at.slider(key="heading-aware-tokens").value == 55  # a quarter of 220 characters
+    assert "heading-aware max_tokens" in [s.label for s in at.slider]
+    at.number_input(key="heading-aware-overlap").set_value(20).run()
+    assert not at.exception and not at.error
+    [row] = [r for r in rows(at) if r["Column"] == "heading-aware"]
+    assert row["Size"] == "max_tokens 55 · overlap 20"
+    assert at.query_params["columns"] == "fixed-char:80;paragraph;heading-aware:55t,20"
+    restored = start(columns=at.query_params["columns"])
+    assert restored.toggle(key="heading-aware-in-tokens").value
+    assert restored.number_input(key="heading-aware-overlap").value == 20
+
+
+def test_an_overlap_at_least_the_size_is_brought_below_it() -> None:
+    at = start()
+    at.number_input(key="fixed-char-overlap").set_value(60).run()
+    at.slider(key="fixed-char").set_value(40).run()
+    assert not at.exception
+    assert at.number_input(key="fixed-char-overlap").value == 39
+    assert at.query_params["columns"].startswith("fixed-char:40,39;")
+
+
+def test_the_markdown_grammar_loads_a_page_without_a_leading_heading() -> None:
+    text = "---\ntitle: Setup\n---\n\nInstall it first.\n\n```bash\n# not a heading\n```\n"
+    at = pasted(text)
+    assert "the markdown grammar reads a text without one" in document_statuses(at)["pasted"]
+    at.radio(key="grammar").set_value("markdown").run()
+    assert not at.exception and not errors(at)
+    assert document_statuses(at)["pasted"].startswith("ok: ")
+    assert column_names(at) == ["fixed-char", "paragraph", "heading-aware"]
+    assert at.query_params["grammar"] == "markdown"
+    assert "markdown grammar" in views(at)["heading-aware"]
+
+
+def test_a_link_with_bad_columns_names_each_and_keeps_the_rest() -> None:
+    at = start(columns="heading-aware:300;nope;paragraph;heading-aware:300", grammar="x")
+    assert column_names(at) == ["heading-aware", "paragraph"]
+    said = " ".join(shown(w.value) for w in at.warning)
+    assert "'nope' is not one of fixed-char, paragraph, heading-aware" in said
+    assert "it repeats a column before it" in said
+    assert "Ignored grammar='x'" in said
