@@ -55,6 +55,9 @@ clean:
 screenshot: $(DEV_STAMP) chromium
 	PYTHONPATH=. $(BIN)/python scripts/screenshot.py docs/screenshot.png "" 1680
 	PYTHONPATH=. $(BIN)/python scripts/screenshot.py docs/screenshot-narrow.png "" 900
+	PYTHONPATH=. $(BIN)/python scripts/screenshot.py docs/screenshot-tokens.png \
+	  "?grammar=markdown&columns=fixed-char:64t,16;heading-aware:64t,16" 1680 --full \
+	  --clip 370,820,1310,1080 --upload ../shared/corpora/markdown-docs/fastapi/docs/en/docs/tutorial/debugging.md
 
 bench-app: $(DEV_STAMP)
 	PYTHONPATH=. $(BIN)/python scripts/bench_app.py

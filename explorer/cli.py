@@ -33,7 +33,7 @@ from .evaluate import (
     parse_questions,
     sweep_columns,
 )
-from .grammars import GRAMMARS, V1_GRAMMAR, Grammar, grammar_for
+from .grammars import GRAMMARS, V1_GRAMMAR, Grammar, grammar_for, loading_grammar
 from .imports import MAX_CHUNK_FILE_BYTES, ChunkFile, place
 from .index import write_index
 from .jsonio import dump_json
@@ -735,7 +735,7 @@ def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         columns = sweep_columns(args.sweep)
     else:
         columns = columns_of(Settings(tuple(configs)) if configs else Settings.default())
-    _, load = _load(args, stderr, Settings(tuple(config for _, config in columns)).grammar)
+    _, load = _load(args, stderr, loading_grammar(config for _, config in columns))
     evaluation = evaluate(load, questions, columns, args.retriever, args.k, _limits(args))
     if args.out is not None:
         _write_atomically(args.out, dump_json(evaluation))

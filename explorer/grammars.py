@@ -6,7 +6,7 @@ so they are written once for every grammar.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 from . import grammar, markdown_grammar
@@ -90,4 +90,19 @@ def grammar_for(config: ChunkConfig) -> Grammar:
     return GRAMMARS[config.grammar_name]
 
 
-__all__ = ["GRAMMARS", "V1_GRAMMAR", "Grammar", "GrammarSection", "grammar_for"]
+def loading_grammar(configs: Iterable[ChunkConfig]) -> Grammar:
+    """The grammar documents load under for columns cut with `configs`: markdown when
+    every one is cut under it, else v1, whose sections need a leading heading (a
+    library's column and a chunk file's place their chunks in v1 sections)."""
+    grammars = {config.grammar_name for config in configs}
+    return GRAMMARS[grammars.pop()] if len(grammars) == 1 else V1_GRAMMAR
+
+
+__all__ = [
+    "GRAMMARS",
+    "V1_GRAMMAR",
+    "Grammar",
+    "GrammarSection",
+    "grammar_for",
+    "loading_grammar",
+]

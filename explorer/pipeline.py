@@ -21,7 +21,7 @@ from .config import DEFAULT_GRAMMAR, MAX_CHARS_LIMIT, ChunkConfig, ParameterValu
 from .documents import DocumentRecord
 from .errors import ErrorCode, ExplorerError
 from .flags import document_flags, flag_counts, index_flags
-from .grammars import GRAMMARS, V1_GRAMMAR, Grammar
+from .grammars import GRAMMARS, V1_GRAMMAR, Grammar, loading_grammar
 from .imports import ChunkFile, place
 from .index import ChunkRecord, GivenSpans, Index, build_index, write_index
 from .limits import DEFAULT_LIMITS, Limits
@@ -185,9 +185,7 @@ class Settings:
         """The grammar the documents load under: markdown when every column cuts under
         it, else v1, whose sections need a leading heading (a chunk file's column places
         its chunks in v1 sections)."""
-        if not self.chunk_files and all(c.grammar is not None for c in self.configs):
-            return GRAMMARS[self.configs[0].grammar_name]
-        return V1_GRAMMAR
+        return V1_GRAMMAR if self.chunk_files else loading_grammar(self.configs)
 
     def config_for(self, name: str) -> ChunkConfig:
         """The first column's config of policy `name`, or that policy's default."""

@@ -7,7 +7,7 @@ import pytest
 from explorer import Settings, load_documents, make_config, parse_manifest
 from explorer.loading import DirectoryReader
 from explorer.pipeline import compare
-from tests.conftest import MANIFEST, run_cli
+from tests.conftest import MANIFEST, ManifestBuilder, run_cli
 
 NINE_COLUMNS = [a for n in range(1, 10) for a in ("--policy", "fixed-char", "--max-chars", str(n))]
 
@@ -76,3 +76,19 @@ def test_column_options_that_make_no_sense_are_usage_errors(args: list[str], det
     assert result.code == 2
     assert result.err.startswith("error: usage: "), result.err
     assert detail in result.err
+
+
+def test_documents_load_under_the_grammar_every_column_cuts_with(
+    make_manifest: ManifestBuilder,
+) -> None:
+    manifest = make_manifest({"page.md": b"---\ntitle: T\n---\n\nIntro.\n\n# H\n\nBody.\n"})
+    markdown = ("--policy", "heading-aware", "--grammar", "markdown")
+    result = run_cli(
+        "compare", manifest, *markdown, "--policy", "paragraph", "--grammar", "markdown"
+    )
+    assert result.code == 0, result.err
+    assert result.json()["documents"][0]["status"] == "ok"
+    # a column under grammar v1 needs a leading heading: the document is refused, saying so
+    mixed = run_cli("compare", manifest, *markdown, "--policy", "paragraph")
+    assert mixed.code == 2
+    assert "heading_required" in mixed.err and "the markdown grammar reads" in mixed.err

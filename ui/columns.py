@@ -126,10 +126,10 @@ def _column(
     sidebar: DeltaGenerator, key: str, grammar: str, high: int, removable: bool
 ) -> ChunkConfig:
     policy = POLICIES[_policy(key)]
-    name, remove = sidebar.columns([5, 1], vertical_alignment="center")
+    name, remove = sidebar.columns([3, 2], vertical_alignment="center")
     name.markdown(f"**{key}**")
     remove.button(
-        "✕",
+        "Remove",
         key=f"{key}-remove",
         help=f"Remove the {key} column",
         on_click=_remove,
