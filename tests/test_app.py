@@ -914,14 +914,14 @@ def test_a_second_column_of_one_policy_compares_two_sizes_and_lives_in_the_link(
         "heading-aware@220",
         "heading-aware@440",
     ]
-    assert at.slider(key="heading-aware (2)").value == 440  # a size no column has yet
+    assert at.slider(key="heading-aware_2").value == 440  # a size no column has yet
     assert at.query_params["columns"] == (
         "fixed-char:80;paragraph;heading-aware:220;heading-aware:440"
     )
     assert at.selectbox(key="add_column").disabled  # four is the most
     restored = start(columns=at.query_params["columns"])
     assert column_names(restored) == column_names(at)
-    assert restored.slider(key="heading-aware (2)").value == 440
+    assert restored.slider(key="heading-aware_2").value == 440
 
 
 def test_removing_columns_leaves_two_and_the_link_says_which() -> None:

@@ -26,7 +26,13 @@ GRAMMAR_WORDS = {
 
 
 def _policy(key: str) -> str:
-    return key.partition(" (")[0]
+    return key.partition("_")[0]
+
+
+def _name(key: str) -> str:
+    """How the sidebar names a column: its policy, `policy (2)` for a second one of it."""
+    policy, _, number = key.partition("_")
+    return f"{policy} ({number})" if number else policy
 
 
 def _tokens(key: str) -> str:
@@ -45,7 +51,7 @@ def _overlap(key: str) -> str:
 def _new_key(policy: str, keys: list[str]) -> str:
     if policy not in keys:
         return policy
-    return next(f"{policy} ({n})" for n in range(2, len(keys) + 3) if f"{policy} ({n})" not in keys)
+    return next(f"{policy}_{n}" for n in range(2, len(keys) + 3) if f"{policy}_{n}" not in keys)
 
 
 def _set(key: str, config: ChunkConfig) -> None:
@@ -125,30 +131,39 @@ def column_controls(sidebar: DeltaGenerator, high: int) -> tuple[ChunkConfig, ..
 def _column(
     sidebar: DeltaGenerator, key: str, grammar: str, high: int, removable: bool
 ) -> ChunkConfig:
+    """One column's box: its name, its size (and unit and overlap), a button that removes it."""
     policy = POLICIES[_policy(key)]
-    name, remove = sidebar.columns([3, 2], vertical_alignment="center")
-    name.markdown(f"**{key}**")
-    remove.button(
-        "Remove",
+    box = sidebar.container(border=True)
+    box.markdown(f"**{_name(key)}**")
+    default = policy.default_max_chars
+    if default is None:
+        box.caption("No size: one chunk per paragraph of a section.")
+        config = make_config(policy.name, grammar=grammar)
+    else:
+        config = _sized(box, key, grammar, high, default)
+    box.button(
+        "Remove column",
         key=f"{key}-remove",
-        help=f"Remove the {key} column",
+        help=f"Remove the {_name(key)} column",
+        icon=":material/close:",
+        type="tertiary",
         on_click=_remove,
         args=(key,),
         disabled=not removable,
     )
-    default = policy.default_max_chars
-    if default is None:
-        sidebar.caption("No size: one chunk per paragraph of a section.")
-        return make_config(policy.name, grammar=grammar)
+    return config
+
+
+def _sized(box: DeltaGenerator, key: str, grammar: str, high: int, default: int) -> ChunkConfig:
     tokens = bool(st.session_state.setdefault(_tokens(key), False))
-    size = _size_widgets(sidebar, key, tokens, default, high)
+    size = _size_widgets(box, key, tokens, default, high)
     if st.session_state.get(_overlap(key), 0) >= size:  # the size went below it
         st.session_state[_overlap(key)] = size - 1
-    with sidebar.expander(f"{key}: unit and overlap"):
+    with box.expander("Unit and overlap"):
         st.toggle("Size in cl100k_base tokens", key=_tokens(key))
         overlap = int(
             st.number_input(
-                f"{key} overlap",
+                f"{_name(key)} overlap",
                 0,
                 size - 1,
                 key=_overlap(key),
@@ -160,18 +175,18 @@ def _column(
             else 0
         )
     if tokens:
-        return make_config(policy.name, max_tokens=size, overlap=overlap, grammar=grammar)
-    return make_config(policy.name, size, overlap=overlap, grammar=grammar)
+        return make_config(_policy(key), max_tokens=size, overlap=overlap, grammar=grammar)
+    return make_config(_policy(key), size, overlap=overlap, grammar=grammar)
 
 
-def _size_widgets(sidebar: DeltaGenerator, key: str, tokens: bool, default: int, high: int) -> int:
+def _size_widgets(box: DeltaGenerator, key: str, tokens: bool, default: int, high: int) -> int:
     """A slider and a number box that hold one size, named as the headers name it."""
     slider_key = _size(key, tokens)
     box_key = f"{slider_key}-box"
     st.session_state.setdefault(slider_key, default // 4 if tokens else default)
     st.session_state.setdefault(box_key, st.session_state[slider_key])
-    label = f"{key} {'max_tokens' if tokens else 'max_chars'}"
-    slider, number = sidebar.columns([3, 2], vertical_alignment="bottom")
+    label = f"{_name(key)} {'max_tokens' if tokens else 'max_chars'}"
+    slider, number = box.columns([3, 2], vertical_alignment="bottom")
     size = slider.slider(
         label, 1, high, key=slider_key, on_change=_copy, args=(slider_key, box_key)
     )
