@@ -13,25 +13,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from pathlib import Path
 
-from playwright.sync_api import Page, sync_playwright
-
-from tests.appserver import CHROMIUM_ARGS, IDLE, ROOT, chromium_path, running_app
-
-UPLOADER = "[data-testid='stSidebar'] .st-key-upload [data-testid='stFileUploaderDropzoneInput']"
-
-
-def settle(page: Page) -> None:
-    """Wait until the views are drawn and no rerun is pending."""
-    page.wait_for_selector("[data-policy]", timeout=60_000)
-    page.wait_for_selector(IDLE, timeout=60_000)
-    page.wait_for_timeout(1_000)  # a rerun may start just after the first idle
-    page.wait_for_selector(IDLE, timeout=60_000)
-    page.wait_for_selector("[data-testid='stStatusWidget']", state="detached")
-    page.wait_for_selector("[data-testid='stSkeleton']", state="detached")
-    page.wait_for_selector("[data-stale='true']", state="detached")
+from tests.appserver import ROOT, app_page, grow_to_content, settle
+from tests.test_browser import SIDEBAR_UPLOAD
 
 
 def main(argv: list[str]) -> int:
@@ -44,29 +29,20 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--clip", type=lambda raw: [float(n) for n in raw.split(",")])
     args = parser.parse_args(argv)
     args.png.parent.mkdir(parents=True, exist_ok=True)
-    with (
-        tempfile.TemporaryDirectory() as scratch,
-        running_app(Path(scratch) / "app.log") as url,
-        sync_playwright() as playwright,
-    ):
-        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": args.width, "height": 1050})
+    with app_page(args.width) as (page, url):
         page.goto(f"{url}/{args.query}")
         settle(page)
         if args.upload:
             page.get_by_text("Upload a manifest", exact=True).click()
             page.wait_for_selector("[data-policy]", state="detached", timeout=30_000)
-            page.locator(UPLOADER).set_input_files([str(path) for path in args.upload])
+            page.locator(SIDEBAR_UPLOAD).set_input_files([str(path) for path in args.upload])
             settle(page)
         if args.full:
-            height = page.evaluate("document.querySelector('[data-testid=stMain]').scrollHeight")
-            page.set_viewport_size({"width": args.width, "height": min(int(height) + 50, 12_000)})
-            page.wait_for_timeout(500)
+            grow_to_content(page, args.width)
         clip = (
             dict(zip(("x", "y", "width", "height"), args.clip, strict=True)) if args.clip else None
         )
         page.screenshot(path=str(args.png), full_page=True, clip=clip)  # type: ignore[arg-type]
-        browser.close()
     print(f"wrote {args.png}")
     return 0
 

@@ -9,12 +9,9 @@ it before you commit it)
 from __future__ import annotations
 
 import sys
-import tempfile
 from pathlib import Path
 
-from playwright.sync_api import sync_playwright
-
-from tests.appserver import CHROMIUM_ARGS, ROOT, chromium_path, running_app
+from tests.appserver import ROOT, app_page, grow_to_content, settle
 from tests.test_browser import wait_idle
 from tests.test_browser_retrieval import open_retrieval, pick_question
 
@@ -24,16 +21,9 @@ def main(argv: list[str]) -> int:
     width = int(argv[1]) if len(argv) > 1 else 1600
     folder = ROOT / "fixtures" / (argv[2] if len(argv) > 2 else "markdown-docs")
     question = argv[3] if len(argv) > 3 else "borrow-scope-ends"
-    with (
-        tempfile.TemporaryDirectory() as scratch,
-        running_app(Path(scratch) / "app.log") as url,
-        sync_playwright() as playwright,
-    ):
-        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": width, "height": 3000})
+    with app_page(width, 3000) as (page, url):
         page.goto(url)
-        wait_idle(page)
-        page.wait_for_selector("[data-policy='heading-aware']", timeout=60_000)
+        settle(page)
         open_retrieval(page, folder)
         pick_question(page, question)
         page.locator("[data-testid='stSelectbox']", has_text="Policy").last.click()
@@ -49,14 +39,8 @@ def main(argv: list[str]) -> int:
         chart.wait_for(state="visible", timeout=60_000)
         wait_idle(page)
         page.wait_for_timeout(1000)
-        # The page scrolls inside its main block: grow the window to the block's height.
-        height = page.evaluate(
-            "document.querySelector('[data-testid=\"stMainBlockContainer\"]').scrollHeight"
-        )
-        page.set_viewport_size({"width": width, "height": int(height) + 40})
-        page.wait_for_timeout(500)
+        grow_to_content(page, width)
         page.screenshot(path=str(target), full_page=True)
-        browser.close()
     print(f"wrote {target}")
     return 0
 

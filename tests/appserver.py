@@ -8,10 +8,13 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+
+from playwright.sync_api import Page, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
 IDLE = (
@@ -103,3 +106,37 @@ def app_process(log: Path, timeout: float = 60.0) -> Iterator[tuple[str, subproc
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 process.kill()
+
+
+# -- a browser page on it, for scripts that take screenshots ---------------------------------
+
+
+def settle(page: Page) -> None:
+    """Wait until the views are drawn and no rerun is pending."""
+    page.wait_for_selector("[data-policy]", timeout=60_000)
+    page.wait_for_selector(IDLE, timeout=60_000)
+    page.wait_for_timeout(1_000)  # a rerun may start just after the first idle
+    page.wait_for_selector(IDLE, timeout=60_000)
+    page.wait_for_selector("[data-testid='stStatusWidget']", state="detached")
+    page.wait_for_selector("[data-testid='stSkeleton']", state="detached")
+    page.wait_for_selector("[data-stale='true']", state="detached")
+
+
+@contextlib.contextmanager
+def app_page(width: int, height: int = 1050) -> Iterator[tuple[Page, str]]:
+    """The app served from this checkout, and a headless Chromium page on it."""
+    with (
+        tempfile.TemporaryDirectory() as scratch,
+        running_app(Path(scratch) / "app.log") as url,
+        sync_playwright() as playwright,
+    ):
+        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        yield browser.new_page(viewport={"width": width, "height": height}), url
+        browser.close()
+
+
+def grow_to_content(page: Page, width: int) -> None:
+    """The page scrolls inside its main block: grow the window to the block's height."""
+    height = page.evaluate("document.querySelector('[data-testid=stMain]').scrollHeight")
+    page.set_viewport_size({"width": width, "height": min(int(height) + 50, 12_000)})
+    page.wait_for_timeout(500)
