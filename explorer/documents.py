@@ -27,8 +27,12 @@ def revision_of(record: Mapping[str, object]) -> str:
     return digest({k: v for k, v in record.items() if k not in ("text", "document_revision")})
 
 
-def document_record(fields: Mapping[str, object], text: str) -> DocumentRecord:
-    """Every manifest field as given, the normalized text, and the identities derived."""
-    record: dict[str, object] = {**fields, "text": text, "normalized_text_sha256": sha(text)}
+def document_record(
+    fields: Mapping[str, object], text: str, text_sha256: str | None = None
+) -> DocumentRecord:
+    """Every manifest field as given, the normalized text, and the identities derived
+    (`text_sha256`, `sha(text)`, when the caller has it already)."""
+    text_sha256 = sha(text) if text_sha256 is None else text_sha256
+    record: dict[str, object] = {**fields, "text": text, "normalized_text_sha256": text_sha256}
     record["document_revision"] = revision_of(record)
     return cast(DocumentRecord, record)

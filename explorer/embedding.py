@@ -14,12 +14,15 @@ import functools
 import importlib
 import re
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
-
-import numpy as np
-from numpy.typing import NDArray
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .errors import ErrorCode, ExplorerError
+
+if TYPE_CHECKING:  # numpy is imported where vectors are made: most commands make none
+    import numpy as np
+    from numpy.typing import NDArray
+
+    Vectors = NDArray[np.float32]
 
 DEFAULT_EMBEDDER = "wordllama"
 NO_EMBEDDER = "none"
@@ -28,8 +31,6 @@ MAX_BATCH = 1024
 MAX_DIMENSIONS = 4096
 MAX_NAME_CHARS = 200
 _SPEC = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
-
-Vectors = NDArray[np.float32]
 
 
 @runtime_checkable
@@ -150,6 +151,8 @@ def batch_size(embedder: object) -> int:
 def embed_texts(embedder: Embedder, texts: list[str]) -> Vectors:
     """One call: unit-length float32 rows, one per text. An embedder that raises or
     answers with the wrong shape or a non-finite number is `embedding_failed`."""
+    import numpy as np
+
     try:
         raw = embedder.embed(list(texts))
     except Exception as error:  # a user's embedder: any failure is recorded, not raised
@@ -177,10 +180,14 @@ def embed_texts(embedder: Embedder, texts: list[str]) -> Vectors:
 
 
 def to_blob(vector: Vectors) -> bytes:
+    import numpy as np
+
     return np.ascontiguousarray(vector, dtype="<f4").tobytes()
 
 
 def from_blobs(blobs: list[bytes], dimensions: int) -> Vectors:
+    import numpy as np
+
     if not blobs:
         return np.zeros((0, dimensions), dtype=np.float32)
     rows: Vectors = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), dimensions)

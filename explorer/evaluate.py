@@ -18,10 +18,8 @@ import importlib
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Literal, Protocol
+from typing import TYPE_CHECKING, Annotated, Literal, Protocol
 
-import numpy as np
-from numpy.typing import NDArray
 from pydantic import ConfigDict, Field, TypeAdapter, model_validator
 from typing_extensions import TypedDict
 
@@ -244,9 +242,13 @@ def score(references: Sequence[Range], retrieved: Sequence[Range]) -> Scores:
 
 
 # ---------------------------------------------------------------------------------------
-# Retrievers
+# Retrievers (numpy is imported when one scores: only `evaluate` does)
 
-Matrix = NDArray[np.float64]
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    Matrix = NDArray[np.float64]
 
 
 class Retriever(Protocol):
@@ -268,6 +270,8 @@ class BM25:
     name = "bm25"
 
     def scores(self, chunks: Sequence[str], questions: Sequence[str]) -> Matrix:
+        import numpy as np
+
         bm25s = importlib.import_module("bm25s")
         logging.getLogger("bm25s").setLevel(logging.WARNING)
         stemmer = importlib.import_module("Stemmer").Stemmer("english")
@@ -299,7 +303,9 @@ class Embedding:
     name = "embedding"
 
     def scores(self, chunks: Sequence[str], questions: Sequence[str]) -> Matrix:
-        from .embedding import embed_texts, wordllama  # numpy and the model only when asked
+        import numpy as np
+
+        from .embedding import embed_texts, wordllama  # the model only when asked
 
         embedder = wordllama()
         vectors = embed_texts(embedder, list(chunks)) if chunks else np.zeros((0, 256))
@@ -312,6 +318,8 @@ class Embedding:
 
 def ranks(row: Matrix) -> NDArray[np.int64]:
     """Each chunk's 1-based rank in `row`, best first, ties by chunk order."""
+    import numpy as np
+
     order = np.argsort(-row, kind="stable")
     rank = np.empty(len(row), dtype=np.int64)
     rank[order] = np.arange(1, len(row) + 1)
@@ -327,6 +335,8 @@ class Hybrid:
     name: str = "hybrid"
 
     def scores(self, chunks: Sequence[str], questions: Sequence[str]) -> Matrix:
+        import numpy as np
+
         fused = np.zeros((len(questions), len(chunks)))
         for part in self.parts:
             matrix = part.scores(chunks, questions)
@@ -349,6 +359,8 @@ def retriever(name: str) -> Retriever:
 
 def top_k(row: Matrix, k: int) -> list[int]:
     """The positions of the k best scores, best first, ties by position (chunk order)."""
+    import numpy as np
+
     return [int(i) for i in np.argsort(-row, kind="stable")[:k]]
 
 

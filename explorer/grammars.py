@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
-from . import grammar, markdown_grammar
+from . import grammar
 from .config import ChunkConfig
 from .grammar import Span
 from .tokens import Unit
@@ -69,16 +69,20 @@ class V1:
 
 
 class Markdown:
-    name = markdown_grammar.GRAMMAR
+    """markdown-it-py is imported with the first document read under this grammar."""
+
+    name = "markdown"
 
     @property
     def annotation(self) -> dict[str, str | int]:
-        return {"grammar": markdown_grammar.GRAMMAR}
+        return {"grammar": self.name}
 
     def admit(self, text: str) -> None:
         """Every non-blank text has a section (a preamble at least)."""
 
     def sections(self, text: str) -> Sequence[GrammarSection]:
+        from . import markdown_grammar
+
         return markdown_grammar.sections(text)
 
 

@@ -42,7 +42,7 @@ def _invalid(detail: str) -> ExplorerError:
 class _Shape(BaseModel):
     """A chunk's top level is strict; metadata may hold any keys."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
 
 class _LangChain(_Shape):

@@ -337,8 +337,9 @@ def write_index(
         records, parts = _encoded_chunks(document, config, id_prefix, limits, given)
         require_chunks_per_index(count + len(parts), limits)
         if parts:
-            joined = b",".join(parts)
-            index_hash.update(b"," + joined if count else joined)
+            if count:
+                index_hash.update(b",")
+            index_hash.update(b",".join(parts))
             write((b",\n" if count else b"\n") + b",\n".join(parts))
             count += len(parts)
         if keep is not None:

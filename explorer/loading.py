@@ -6,12 +6,14 @@ already in memory (an upload). Everything after the bytes are in hand is pure.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO, Final, Literal, Protocol
 
-from .digests import sha_bytes
+from .digests import sha, sha_bytes
 from .documents import DocumentRecord, document_record
 from .errors import ErrorCode, ExplorerError
 from .grammars import V1_GRAMMAR, Grammar
@@ -78,21 +80,26 @@ class DirectoryReader:
 
     base: Path
 
+    @cached_property
+    def _root(self) -> str:
+        """The folder's real path, resolved once for all its files."""
+        return os.path.realpath(self.base)
+
     def read(self, path: str, max_bytes: int) -> bytes:
         relative = check_relative_path(path)
-        base = self.base.resolve()
+        root = self._root
         try:
-            target = (base / relative).resolve(strict=True)
-        except (OSError, RuntimeError):
+            target = os.path.realpath(os.path.join(root, relative), strict=True)
+        except OSError:
             raise ExplorerError(ErrorCode.SOURCE_NOT_FOUND, f"no file at {path!r}") from None
-        if not target.is_relative_to(base):
+        if target != root and not target.startswith(os.path.join(root, "")):
             raise ExplorerError(
                 ErrorCode.PATH_OUTSIDE_MANIFEST,
                 f"{path!r} is a link that leads outside the manifest's folder",
             )
-        if not target.is_file():
+        if not os.path.isfile(target):
             raise ExplorerError(ErrorCode.SOURCE_NOT_FOUND, f"{path!r} is not a regular file")
-        with target.open("rb") as handle:
+        with open(target, "rb") as handle:
             data = read_at_most(handle, max_bytes)
         if data is None:
             raise _too_large(path, max_bytes)
@@ -136,11 +143,15 @@ def decode_source(
     nul = text.find("\x00")
     if nul >= 0:
         raise ExplorerError(ErrorCode.NUL_BYTE, f"{path!r} has a NUL at character {nul}")
-    text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    if not text.strip():
+    if text.startswith("\ufeff") or "\r" in text:
+        text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+        text_sha256 = sha(text)
+    else:  # the text is the bytes, decoded: their digest is the text's
+        text_sha256 = actual
+    if not text or text.isspace():
         raise ExplorerError(ErrorCode.EMPTY_DOCUMENT, f"{path!r} has no text")
     grammar.admit(text)
-    return document_record(entry, text)
+    return document_record(entry, text, text_sha256)
 
 
 @dataclass(frozen=True)

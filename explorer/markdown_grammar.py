@@ -22,8 +22,6 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 from .grammar import Span
 from .tokens import Unit
 
-GRAMMAR = "markdown"
-
 # Only the block structure is needed: inline parsing (emphasis, links…) would cost three
 # quarters of the time and change no block. A heading's `inline` token still carries its
 # title as `content`.

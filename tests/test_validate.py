@@ -5,12 +5,15 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
-from explorer import digest, sha
+from explorer import digest, parse_config, sha, validate_index_bytes
+from explorer.index import write_index
 from tests.conftest import POLICY_SIZES, golden_index, run_cli
 
 Index = dict[str, Any]
@@ -119,14 +122,46 @@ TAMPERINGS: dict[str, tuple[Callable[[Index], None], str]] = {
 }
 
 
-@pytest.fixture
-def write(tmp_path: Path) -> Callable[[Any], Path]:
+def as_written(index: Any) -> bytes:
+    """An index in `write_index`'s own layout: each value as canonical JSON (a chunk's
+    `chunk_id` sorts first), one document or chunk per line, `index_id` last."""
+    canonical = partial(orjson.dumps, option=orjson.OPT_SORT_KEYS)
+    head = b",".join(
+        b"%b:%b" % (orjson.dumps(key), canonical(value))
+        for key, value in index.items()
+        if key not in ("documents", "chunks", "index_id")
+    )
+    return b'{%b,\n"documents":[\n%b\n],\n"chunks":[\n%b\n],\n"index_id":%b}\n' % (
+        head,
+        b",\n".join(map(canonical, index.get("documents", []))),
+        b",\n".join(map(canonical, index.get("chunks", []))),
+        orjson.dumps(index.get("index_id")),
+    )
+
+
+# Every check runs on a file in any JSON layout, and on one in the writer's own layout
+# (which `validate` compares with a rebuild byte for byte before anything else).
+@pytest.fixture(params=["json.dumps", "as written"])
+def write(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[Any], Path]:
     def put(index: Any) -> Path:
         path = tmp_path / "index.json"
-        path.write_text(json.dumps(index, ensure_ascii=False), "utf-8")
+        if request.param == "as written":
+            path.write_bytes(as_written(index))
+        else:
+            path.write_text(json.dumps(index, ensure_ascii=False), "utf-8")
         return path
 
     return put
+
+
+@pytest.mark.parametrize("policy", list(POLICY_SIZES))
+def test_the_writers_layout_is_what_index_writes(policy: str, tmp_path: Path) -> None:
+    index = golden_index(policy)
+    config = parse_config(index["config"])
+    written: list[bytes] = []
+    write_index(index["documents"], config, written.append)
+    assert as_written(index) == b"".join(written)
+    assert validate_index_bytes(b"".join(written)) == index
 
 
 @pytest.mark.parametrize("policy", list(POLICY_SIZES))

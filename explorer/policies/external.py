@@ -35,7 +35,7 @@ def _unsupported(detail: str) -> ExplorerError:
 class Parameters(BaseModel):
     """A library's keywords besides size and overlap, each with the library's default."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
 
 class _Size:

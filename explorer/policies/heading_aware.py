@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import accumulate
+
 from ..config import ChunkConfig
 from ..grammar import Span
 from ..grammars import GrammarSection
@@ -24,6 +26,26 @@ class HeadingAware:
         return packer.run(config.overlap or 0)
 
 
+def _cut(
+    text: str, section: GrammarSection, size: int, unit: Unit, units: list[Span], costs: list[int]
+) -> tuple[list[Span], list[int]]:
+    """The units, each larger than the size replaced by the pieces the grammar cuts it
+    in (those not blank), and their measures."""
+    kept: list[Span] = []
+    measures: list[int] = []
+    for (start, end), cost in zip(units, costs, strict=True):
+        pieces = section.split(text, (start, end), size, unit) if cost > size else []
+        if len(pieces) > 1:
+            for a, b in pieces:
+                if not text[a:b].isspace():
+                    kept.append((a, b))
+                    measures.append(unit.measure_span(text, a, b))
+        else:
+            kept.append((start, end))
+            measures.append(cost)
+    return kept, measures
+
+
 class _Packer:
     """The section's units with their measures, each measured once.
 
@@ -36,32 +58,20 @@ class _Packer:
 
     def __init__(self, text: str, section: GrammarSection, size: int, unit: Unit) -> None:
         self.text, self.size, self.unit = text, size, unit
-        starts: list[int] = []
-        ends: list[int] = []
-        costs: list[int] = []
-        for start, end in section.units(text):
-            cost = unit.measure_span(text, start, end)
-            if cost > size:
-                pieces = section.split(text, (start, end), size, unit)
-                if len(pieces) > 1:
-                    for a, b in pieces:
-                        if not text[a:b].isspace():
-                            starts.append(a)
-                            ends.append(b)
-                            costs.append(unit.measure_span(text, a, b))
-                    continue
-            starts.append(start)
-            ends.append(end)
-            costs.append(cost)
+        measure = unit.measure_span
+        units = section.units(text)
+        costs = [measure(text, start, end) for start, end in units]
+        if any(cost > size for cost in costs):
+            units, costs = _cut(text, section, size, unit, units, costs)
+        starts = [start for start, _ in units]
+        ends = [end for _, end in units]
         # gaps[k]: the measure of the text between unit k and the next (none after the
         # last); prefix[k]: the estimated measure of units 0..k-1, each with its gap.
-        gaps = [unit.measure_span(text, ends[k], starts[k + 1]) for k in range(len(starts) - 1)]
+        gaps = [measure(text, end, start) for end, start in zip(ends[:-1], starts[1:], strict=True)]
         gaps.append(0)
-        prefix = [0]
-        for cost, gap in zip(costs, gaps, strict=True):
-            prefix.append(prefix[-1] + cost + gap)
         self.starts, self.ends, self.costs = starts, ends, costs
-        self.gaps, self.prefix = gaps, prefix
+        measures = (cost + gap for cost, gap in zip(costs, gaps, strict=True))
+        self.gaps, self.prefix = gaps, list(accumulate(measures, initial=0))
 
     def estimate(self, a: int, b: int) -> int:
         return self.prefix[b + 1] - self.prefix[a] - self.gaps[b]

@@ -8,9 +8,8 @@ import re
 import sqlite3
 from dataclasses import asdict, dataclass
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
-import numpy as np
 from pydantic import Field
 
 from ..digests import sha
@@ -20,6 +19,9 @@ from ..loading import OK
 from ..models import strict_shape
 from .plan import CODE_TEXT, Key, Served, StatusRow
 from .schema import BUSY_SECONDS, TABLES
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MAX_QUERY_CHARS = 100_000
 MAX_QUERY_TERMS = 64
@@ -260,6 +262,8 @@ def _nearest(
 ) -> Ranked:
     """Brute-force cosine over the tenant's active chunks embedded by `embedder` (the
     vectors are stored unit-length, so a dot product)."""
+    import numpy as np
+
     rows = db.execute(
         "SELECT c.rowid, x.vector FROM chunks c "
         "JOIN versions v ON v.version_id = c.version_id "
