@@ -21,7 +21,8 @@ def show_scoreboard(exploration: Exploration) -> None:
     st.subheader("Scoreboard")
     st.table(markdown_rows(score_rows(scores, skipped=len(exploration.skipped))))
     st.markdown("**Do the spans stay together?** One row per span check, one column per column.")
-    st.html(render_matrix([c.name for c in columns], check_matrix(columns, exploration.skipped)))
+    rows = check_matrix(columns, exploration.skipped)
+    st.html(render_matrix([c.name for c in columns], rows, exploration.checks))
     with st.expander("Chunk sizes per column", expanded=False):
         st.altair_chart(size_chart(exploration), width="stretch")
 
