@@ -192,6 +192,13 @@ function land(target, deadline) {
 function install() {
   nav.quiet = new WeakSet(); // views scrolled by this script: their next scroll is ours
   let pending = null;
+  let redraw = null; // a rerun redraws the views: place each strip's box again
+  new MutationObserver(() => {
+    redraw ??= requestAnimationFrame(() => {
+      redraw = null;
+      markHere();
+    });
+  }).observe(document.body, { childList: true, subtree: true });
   document.addEventListener(
     "scroll",
     (event) => {
@@ -232,5 +239,4 @@ export default function (component) {
     nav.seq = target.seq;
     land(target, performance.now() + 20000);
   }
-  requestAnimationFrame(markHere);
 }
