@@ -47,22 +47,22 @@ MANIFEST = {
     ],
 }
 
-# The offset of the first character of the line at the top of a view's scroll box: the
-# first piece (`data-o`, its first character's offset) that reaches below the box's top
-# edge, then its first character (not a line break) that does.
+# The offset of the first character of the first line a view shows whole: the first
+# piece (`data-o`, its first character's offset) with a line at or below the box's top
+# edge, then its first character (not a line break) there.
 TOP_OFFSET = """doc => {
-  const top = doc.getBoundingClientRect().top + doc.clientTop + 1;
+  const top = doc.getBoundingClientRect().top + doc.clientTop - 2;
   const range = document.createRange();
   for (const piece of doc.querySelectorAll('[data-o]')) {
     const boxes = piece.getClientRects();
-    if (!boxes.length || boxes[boxes.length - 1].bottom <= top) continue;
+    if (!boxes.length || boxes[boxes.length - 1].top < top) continue;
     const walker = document.createTreeWalker(piece, NodeFilter.SHOW_TEXT);
     const node = walker.nextNode();
     for (let i = 0; i < node.length; i++) {
       if (node.data[i] === '\\n') continue;  // a line break's box may be drawn on the next line
       range.setStart(node, i); range.setEnd(node, i + 1);
       const box = range.getClientRects()[0];
-      if (box && box.height > 0 && box.bottom > top) return Number(piece.dataset.o) + i;
+      if (box && box.height > 0 && box.top >= top) return Number(piece.dataset.o) + i;
     }
   }
   return null;
@@ -235,4 +235,6 @@ def test_a_span_button_in_the_matrix_shows_the_span_on_its_page(long_page: Page)
     for policy in POLICIES:
         outlined = page.locator(f"[data-policy='{policy}'] .cbx-in", has_text="part 71").first
         assert inside(page, outlined, policy)
+        label = page.locator(f"[data-policy='{policy}'] .cbx-hl[data-l='far']")
+        assert inside(page, label, policy)  # the span's label too, above its first line
         expect(outlined).to_be_in_viewport()

@@ -8,6 +8,7 @@
 
 const nav = (window.cbxNav ??= { installed: false, send: null, seq: null, anchors: new WeakMap() });
 const VIEW = ".cbx-view[data-len]";
+const ROOM = 8; // px above a line scrolled to the top: a span's label and a badge show whole
 
 function views() {
   return [...document.querySelectorAll(`${VIEW} .cbx-doc`)];
@@ -57,20 +58,20 @@ function contentTop(doc) {
   return doc.getBoundingClientRect().top + doc.clientTop;
 }
 
-// The offset of the first character whose line shows at the top of a view.
+// The offset of the first character of the first line a view shows whole.
 function topOffset(doc) {
   const pieces = doc.querySelectorAll("[data-o]");
   if (!pieces.length) return null;
-  const top = contentTop(doc) + 1;
-  const bottomOf = (element) => {
+  const top = contentTop(doc) - 2;
+  const lastTop = (element) => {
     const boxes = element.getClientRects();
-    return boxes.length ? boxes[boxes.length - 1].bottom : -Infinity;
+    return boxes.length ? boxes[boxes.length - 1].top : -Infinity;
   };
   let low = 0;
   let high = pieces.length - 1;
   while (low < high) {
     const middle = (low + high) >> 1;
-    if (bottomOf(pieces[middle]) > top) high = middle;
+    if (lastTop(pieces[middle]) >= top) high = middle;
     else low = middle + 1;
   }
   const piece = pieces[low];
@@ -79,13 +80,14 @@ function topOffset(doc) {
   let last = node ? node.length - 1 : 0;
   while (node && first < last) {
     const middle = (first + last) >> 1;
-    if (charBox(node, middle).bottom > top) last = middle;
+    if (charBox(node, middle).top >= top) last = middle;
     else first = middle + 1;
   }
   return Number(piece.dataset.o) + (node ? pointsOf(node.data, first) : 0);
 }
 
-// Scroll a view so the line of `offset` is its first; false when it does not draw it.
+// Scroll a view so the line of `offset` is the first it shows whole, with room above
+// it for a span's label; false when the view does not draw it.
 function align(doc, offset) {
   const pieces = [...doc.querySelectorAll("[data-o]")];
   const at = pieces.findLastIndex((piece) => Number(piece.dataset.o) <= offset);
@@ -96,7 +98,7 @@ function align(doc, offset) {
   const box = node ? charBox(node, units) : piece.getClientRects()[0];
   if (!box) return false;
   const before = doc.scrollTop;
-  doc.scrollTop = before + (box.top - contentTop(doc));
+  doc.scrollTop = before + (box.top - contentTop(doc) - ROOM);
   nav.anchors.set(doc, { offset, top: doc.scrollTop });
   if (doc.scrollTop !== before) nav.quiet.add(doc);
   return true;
