@@ -238,3 +238,23 @@ def test_a_span_button_in_the_matrix_shows_the_span_on_its_page(long_page: Page)
         label = page.locator(f"[data-policy='{policy}'] .cbx-hl[data-l='far']")
         assert inside(page, label, policy)  # the span's label too, above its first line
         expect(outlined).to_be_in_viewport()
+
+
+def test_a_span_button_turns_to_its_document(page: Page) -> None:
+    """On the bundled example, from the other document: the views turn to the check's."""
+    settle(page)
+    chosen = page.get_by_role("combobox", name="Document", exact=True)
+    chosen.focus()
+    page.keyboard.type("aster-copy-v2")
+    page.keyboard.press("Enter")
+    view = page.locator("[data-policy='heading-aware']")
+    expect(view).to_have_attribute("data-doc", "aster-copy-v2", timeout=30_000)
+    settle(page)
+    page.locator(".cbx-matrix .cbx-jump", has_text="qualifier").click()
+    expect(view).to_have_attribute("data-doc", "aster-copy-v1", timeout=30_000)
+    settle(page)
+    for policy in POLICIES:
+        label = page.locator(f"[data-policy='{policy}'] .cbx-hl[data-l='qualifier']")
+        wait_for(partial(inside, page, label, policy))
+        expect(label).to_be_in_viewport()
+    assert "doc=aster-copy-v1" in page.url
