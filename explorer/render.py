@@ -119,7 +119,9 @@ LEGEND = (
     '<b style="color:#c2185b">label</b> &nbsp;·&nbsp; '
     '<span class="cbx-n cbx-nf" data-n="4"></span> a flagged chunk &nbsp;·&nbsp; '
     '<span class="cbx-ov">striped</span> repeated by the next chunk (overlap) &nbsp;·&nbsp; '
-    "hover a chunk for its id, offsets, lines, section and flags"
+    "hover a chunk for its id, offsets, lines, section and flags &nbsp;·&nbsp; "
+    "the strip beside a view is the whole document: click it to go there; scrolling one "
+    "view scrolls the others to the same line"
     "</div>"
 )
 
