@@ -258,3 +258,20 @@ def test_a_span_button_turns_to_its_document(page: Page) -> None:
         wait_for(partial(inside, page, label, policy))
         expect(label).to_be_in_viewport()
     assert "doc=aster-copy-v1" in page.url
+
+
+def test_a_slider_step_keeps_the_views_at_their_line(long_page: Page) -> None:
+    """The views redrawn for a new size start where they were, not at the page's top."""
+    page = long_page
+    doc_of(page, "fixed-char").hover()
+    page.mouse.wheel(0, 1800)
+    wait_for(lambda: doc_of(page, "fixed-char").evaluate("e => e.scrollTop") > 1200)
+    wait_for(lambda: len(set(top_lines(page).values())) == 1)
+    [line] = set(top_lines(page).values())
+    slider = page.get_by_role("slider", name="fixed-char max_chars")
+    slider.focus()
+    page.keyboard.press("ArrowRight")
+    view = page.locator("[data-policy='fixed-char']")
+    expect(view).to_contain_text("max_chars 81", timeout=30_000)
+    settle(page)
+    wait_for(lambda: set(top_lines(page).values()) == {line})

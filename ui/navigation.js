@@ -1,10 +1,11 @@
 // Navigation in the views (ui/navigation.py mounts this as a component with no body):
 // the minimap jumps, the boundary steps, the matrix's span jumps, and synchronized
-// scrolling. The views are plain HTML that Streamlit replaces on every rerun, so nothing
-// is kept about them: each place is found when it is needed, by the offsets the views
-// carry (`data-o` on each piece: its first character; `data-at` on a chunk's badge).
-// A place on a page the views do not draw is asked of the server (trigger `jump`), which
-// turns the page and sends it back as `data.target`.
+// scrolling. The views are plain HTML that Streamlit replaces on a rerun, so little is
+// kept about them: the place they show (a redrawn view is put back there), and each
+// place is found when it is needed by the offsets the views carry (`data-o` on each
+// piece: its first character; `data-at` on a chunk's badge). A place on a page the
+// views do not draw is asked of the server (trigger `jump`), which turns the page and
+// sends it back as `data.target`.
 
 const nav = (window.cbxNav ??= { installed: false, send: null, seq: null, anchors: new WeakMap() });
 const VIEW = ".cbx-view[data-len]";
@@ -128,8 +129,14 @@ function jump(offset, doc) {
     nav.send?.("jump", doc === undefined ? { offset } : { offset, doc });
     return;
   }
-  shown.forEach((view) => align(view, offset));
+  show(shown, offset);
+}
+
+// Scroll every view to `offset`, bring them into the window, and keep the place.
+function show(shown, offset) {
+  shown.forEach((doc) => align(doc, offset));
   shown[0].closest(VIEW).scrollIntoView({ block: "nearest" });
+  nav.place = { doc: shown[0].closest(VIEW).dataset.doc, offset };
   markHere();
 }
 
@@ -169,6 +176,23 @@ function follow(source) {
   const offset = topOffset(source);
   if (offset === null) return;
   for (const doc of views()) if (doc !== source) align(doc, offset);
+  nav.place = { doc: source.closest(VIEW).dataset.doc, offset };
+  markHere();
+}
+
+// A rerun that redraws a view (a slider step, a filter) starts it at its top: put it
+// back at the place the views showed, if it draws that place of that document.
+function restore() {
+  for (const doc of views()) {
+    if (nav.seen.has(doc)) continue;
+    nav.seen.add(doc);
+    const { low, high } = windowOf(doc);
+    const place = nav.place;
+    const same = place && place.doc === doc.closest(VIEW).dataset.doc;
+    if (same && low <= place.offset && place.offset < high && doc.scrollTop === 0) {
+      align(doc, place.offset);
+    }
+  }
   markHere();
 }
 
@@ -183,9 +207,7 @@ function land(target, deadline) {
       return settled(doc) && view.dataset.doc === target.doc && low <= target.offset && target.offset <= high;
     });
   if (ready) {
-    shown.forEach((doc) => align(doc, target.offset));
-    shown[0].closest(VIEW).scrollIntoView({ block: "nearest" });
-    markHere();
+    show(shown, target.offset);
   } else if (performance.now() < deadline) {
     setTimeout(() => land(target, deadline), 50);
   }
@@ -193,12 +215,14 @@ function land(target, deadline) {
 
 function install() {
   nav.quiet = new WeakSet(); // views scrolled by this script: their next scroll is ours
+  nav.seen = new WeakSet(); // views drawn before: a new one is a redrawn view
+  nav.place = null; // { doc, offset }: where the views are
   let pending = null;
-  let redraw = null; // a rerun redraws the views: place each strip's box again
+  let redraw = null;
   new MutationObserver(() => {
     redraw ??= requestAnimationFrame(() => {
       redraw = null;
-      markHere();
+      restore();
     });
   }).observe(document.body, { childList: true, subtree: true });
   document.addEventListener(
