@@ -118,15 +118,16 @@ function markHere() {
   }
 }
 
-// Every view shows the line of `offset`, or, if they draw another page, the server is asked.
-function jump(offset, doc) {
+// Every view shows the line of `offset` (in the document `source`, if named, else the
+// one shown), or, if they draw another page or document, the server is asked.
+function jump(offset, source) {
   const shown = views().filter(settled);
   if (!shown.length) return;
   const here = shown[0].closest(VIEW);
   const { low, high } = windowOf(shown[0]);
   const inside = low <= offset && (offset < high || offset === Number(here.dataset.len));
-  if ((doc !== undefined && doc !== here.dataset.doc) || !inside) {
-    nav.send?.("jump", doc === undefined ? { offset } : { offset, doc });
+  if ((source !== undefined && source !== here.dataset.doc) || !inside) {
+    nav.send?.("jump", source === undefined ? { offset } : { offset, doc: source });
     return;
   }
   show(shown, offset);
