@@ -59,6 +59,7 @@ from ui.detail import show_detail
 from ui.documents import show_documents, show_drafted
 from ui.index_tab import index_page
 from ui.layout import LAYOUT
+from ui.navigation import navigator, turn_page
 from ui.retrieval import retrieval_page
 from ui.scoreboard import show_scoreboard
 
@@ -405,10 +406,9 @@ def page() -> None:
     st.caption(f"Server time for this view: {time.perf_counter() - began:.3f} s")
 
 
-def page_picker(text: str) -> tuple[int, int] | None:
-    """A long document is drawn a page at a time (whole sections, `PAGE_CHARS` at most),
-    the same page in every view; None when it fits on one."""
-    bounds = pages(text)
+def page_picker(bounds: Sequence[tuple[int, int]]) -> tuple[int, int] | None:
+    """A long document is drawn a page at a time (whole sections, `PAGE_CHARS` at most;
+    `bounds` are its `pages`), the same page in every view; None when it fits on one."""
     if len(bounds) == 1:
         return None
     if not 1 <= st.session_state.get("page", 1) <= len(bounds):
@@ -419,7 +419,7 @@ def page_picker(text: str) -> tuple[int, int] | None:
         max_value=len(bounds),
         step=1,
         key="page",
-        help=f"The document has {len(text):,} characters; a page holds whole sections, "
+        help=f"The document has {bounds[-1][1]:,} characters; a page holds whole sections, "
         f"{PAGE_CHARS:,} characters at most. Arrow keys step through the pages.",
     )
     return bounds[int(number) - 1]
@@ -476,7 +476,9 @@ def explore_page(
     )
     st.html(LEGEND)
     text, marks_key = exploration.text(doc), checks_key(exploration.checks)
-    window = page_picker(text)
+    bounds = pages(text)
+    turn_page(doc, len(text), bounds, columns)
+    window = page_picker(bounds)
     for place, column in zip(st.columns(len(columns)), columns, strict=True):
         with place:
             index_id = column.result["index_id"]
@@ -493,9 +495,10 @@ def explore_page(
                     flagged[column.name],
                 )
             )
+    navigator()
 
     st.subheader("Chunk detail")
-    show_detail(exploration, doc, flagged, pages(text))
+    show_detail(exploration, doc, flagged, bounds)
     st.subheader("Span checks")
     show_checks(added, [c.id for c in manifest.span_checks])
     span_form(text, doc, {c.id for c in exploration.checks}, added)

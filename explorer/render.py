@@ -14,6 +14,7 @@ from .display import EXPLICIT_BIDI, plain_text
 from .flags import FLAG_WORDS
 from .index import ChunkRecord, Index
 from .loading import LoadResult
+from .navigation import render_minimap
 from .report import PolicyResult
 
 if TYPE_CHECKING:
@@ -86,6 +87,23 @@ STYLE = (
     ".cbx-note{font:14px/1.5 sans-serif;color:#333;background:#f4f6f8;border-radius:6px;"
     "padding:8px 12px;margin:4px 0 12px}"
     ".cbx-legend span{padding:1px 4px;border-radius:3px}"
+    # Navigation: the minimap beside each view, the boundary steps, the matrix's jumps.
+    ".cbx-body{display:flex;gap:5px;align-items:stretch}"
+    ".cbx-body>.cbx-doc{flex:1 1 auto;min-width:0}"
+    ".cbx-map{flex:0 0 16px;position:relative;cursor:pointer;border:1px solid #d0d0d0;"
+    "border-radius:4px;background:#f7f8fa;overflow:hidden}"
+    ".cbx-map i{position:absolute;left:0;right:0}"
+    ".cbx-mp{background:rgba(25,118,210,.13)}"
+    ".cbx-mh{border:2px solid #1976d2;border-radius:2px;min-height:4px;top:0;height:0;"
+    "pointer-events:none}"
+    ".cbx-mt{height:1px;background:#37474f;opacity:.55}"
+    ".cbx-ms{right:50%!important;min-height:2px;background:#c2185b}"
+    ".cbx-mf{left:50%!important;min-height:2px;background:#f59e0b}"
+    ".cbx-steps{white-space:nowrap}"
+    ".cbx-step,.cbx-jump{font:400 12px/1.5 sans-serif;color:#1f3a5f;background:#eef3f8;"
+    "border:1px solid #c5d3e2;border-radius:9px;padding:0 7px;margin:0 4px 2px 0;"
+    "cursor:pointer}"
+    ".cbx-step:hover,.cbx-jump:hover{background:#dde8f3}"
     "</style>"
 )
 
@@ -101,7 +119,9 @@ LEGEND = (
     '<b style="color:#c2185b">label</b> &nbsp;·&nbsp; '
     '<span class="cbx-n cbx-nf" data-n="4"></span> a flagged chunk &nbsp;·&nbsp; '
     '<span class="cbx-ov">striped</span> repeated by the next chunk (overlap) &nbsp;·&nbsp; '
-    "hover a chunk for its id, offsets, lines, section and flags"
+    "hover a chunk for its id, offsets, lines, section and flags &nbsp;·&nbsp; "
+    "the strip beside a view is the whole document: click it to go there; scrolling one "
+    "view scrolls the others to the same line"
     "</div>"
 )
 
@@ -166,6 +186,9 @@ def render_text(
 
     `flags` (aligned with `chunks`) badge a flagged chunk in amber and name its flags in
     its hover text; with a filter `shown`, chunks carrying none of those flags are dimmed.
+
+    Each piece names the offset of its first character (`data-o`) and each badge its
+    chunk's start (`data-at`): the page's navigation script finds places by them.
     """
     flags = flags if flags is not None else [()] * len(chunks)
     owns = own_starts(chunks)
@@ -204,25 +227,25 @@ def render_text(
             if flags[position]:
                 parts.append(
                     f'<span class="cbx-n cbx-nf" data-n="{order}" '
-                    f'data-flags="{" ".join(flags[position])}"></span>'
+                    f'data-flags="{" ".join(flags[position])}" data-at="{start}"></span>'
                 )
             else:
-                parts.append(f'<span class="cbx-n" data-n="{order}"></span>')
+                parts.append(f'<span class="cbx-n" data-n="{order}" data-at="{start}"></span>')
         parts.extend(_label(mark) for mark in labels[start])
         extra = (" cbx-in" if inside > 0 else "") + (" cbx-ov" if repeated else "")
         piece = _cut_pieces(text[start:end])
         if EXPLICIT_BIDI.search(piece):  # an override reverses its own piece, no neighbour
             piece = f"<bdi>{piece}</bdi>"
         if chunk is None:
-            parts.append(f'<span class="cbx-gap{extra}">{piece}</span>')
+            parts.append(f'<span class="cbx-gap{extra}" data-o="{start}">{piece}</span>')
         else:
             colour = chunk["order"] % len(PALETTE)
             extra += " cbx-hit" if ranks and chunk["order"] in ranks else ""
             names = flags[current]
             extra += " cbx-dim" if shown and not shown.intersection(names) else ""
             parts.append(
-                f'<span class="cbx-k cbx-k{colour}{extra}" title="{_chunk_title(chunk, names)}">'
-                f"{piece}</span>"
+                f'<span class="cbx-k cbx-k{colour}{extra}" data-o="{start}" '
+                f'title="{_chunk_title(chunk, names)}">{piece}</span>'
             )
     return "".join(parts)
 
@@ -291,8 +314,10 @@ def render_view(
     own = [c for c in result["checks"] if c["source_id"] == source_id]
     flagged = sum(1 for names in chunk_flags if names)
     matching = sum(1 for names in chunk_flags if shown.intersection(names))
+    low, high = window if window is not None else (0, len(text))
     head = (
-        f'<div class="cbx-view" data-policy="{escape(result["name"])}">'
+        f'<div class="cbx-view" data-policy="{escape(result["name"])}" '
+        f'data-doc="{escape(source_id)}" data-len="{len(text)}" data-window="{low} {high}">'
         f'<div class="cbx-head">{escape(result["name"])} '
         f'<span class="cbx-sub">({escape(size_words(result["config"]))})</span><br>'
         f'<span class="cbx-count" title="chunks of this document; of all documents">'
@@ -301,7 +326,6 @@ def render_view(
         f'<span class="cbx-flagcount">{flagged:,} flagged</span>'
         + (f'<span class="cbx-sub"> · {matching:,} match the filter</span>' if shown else "")
     )
-    low, high = window if window is not None else (0, len(text))
     drawn = [i for i, c in enumerate(chunks) if c["start"] < high and low < c["end"]]
     drawn_marks = [m for m in marks if m.start < high and low < m.end]
     if (low, high) != (0, len(text)):
@@ -318,11 +342,32 @@ def render_view(
             f"draws at most {MAX_DRAWN_PIECES:,} in all. Raise max_chars or choose a smaller "
             "document; the table above still says where each span lies.</div></div>"
         )
+    strip = render_minimap(
+        len(text),
+        [c["start"] for c in chunks],
+        [(m.start, m.end) for m in marks],
+        [(c["start"], c["end"]) for c, names in zip(chunks, chunk_flags, strict=True) if names],
+        (low, high),
+    )
     if window is not None:
         chunks = [chunks[i] for i in drawn]
         chunk_flags = [chunk_flags[i] for i in drawn]
     body = render_text(text, chunks, drawn_marks, None, chunk_flags, shown, (low, high))
-    return f'{head}<br>{_verdicts(own)}</div><div class="cbx-doc">{body}</div></div>'
+    return (
+        f"{head}<br>{STEPS}<br>{_verdicts(own)}</div>"
+        f'<div class="cbx-body">{strip}<div class="cbx-doc">{body}</div></div></div>'
+    )
+
+
+# A view's own boundary steps: the navigation script (ui/navigation.js) scrolls the view
+# to its previous or next chunk start, turning the page if it must, and the others follow.
+STEPS = (
+    '<span class="cbx-steps">'
+    '<button type="button" class="cbx-step" data-step="-1" '
+    'title="Scroll to the previous chunk start of this column">↑ previous boundary</button>'
+    '<button type="button" class="cbx-step" data-step="1" '
+    'title="Scroll to the next chunk start of this column">↓ next boundary</button></span>'
+)
 
 
 # The retrieval panel's views: retrieved chunks keep their colours and wear their rank;
@@ -447,17 +492,38 @@ _VERDICT_CLASS = {
 }
 
 
-def render_matrix(names: Sequence[str], rows: Sequence[MatrixRow]) -> str:
-    """A row per span check, a cell per column: the verdict coloured, where each span lies."""
+def _jumps(check: ResolvedCheck | None) -> str:
+    """A button per span of a check: the navigation script shows it in the views."""
+    if check is None:
+        return ""
+    return (
+        '<div class="cbx-jumps">'
+        + "".join(
+            f'<button type="button" class="cbx-jump" data-doc="{escape(check.source_id)}" '
+            f'data-at="{span.start}" title="Show this span in the views">'
+            f"↧ <bdi>{escape(plain_text(span.label))}</bdi></button>"
+            for span in check.spans
+        )
+        + "</div>"
+    )
+
+
+def render_matrix(
+    names: Sequence[str], rows: Sequence[MatrixRow], checks: Sequence[ResolvedCheck] = ()
+) -> str:
+    """A row per span check, a cell per column: the verdict coloured, where each span lies;
+    under a check's name, a button per span (of `checks`) that shows it in the views."""
     if not rows:
         return (
             '<div class="cbx-note">No span checks yet: list them in the manifest, or add one '
             "under <b>Span checks</b> below, to see which columns keep them together.</div>"
         )
     head = "".join(f"<th><bdi>{escape(plain_text(name))}</bdi></th>" for name in names)
+    resolved = {(check.id, check.source_id): check for check in checks}
     body = "".join(
         f'<tr><th scope="row"><bdi>{escape(plain_text(row.check_id))}</bdi>'
-        f'<div class="cbx-where"><bdi>{escape(plain_text(row.source_id))}</bdi></div></th>'
+        f'<div class="cbx-where"><bdi>{escape(plain_text(row.source_id))}</bdi></div>'
+        f"{_jumps(resolved.get((row.check_id, row.source_id)))}</th>"
         + "".join(
             f'<td class="cbx-cell {_VERDICT_CLASS[cell.verdict]}" data-verdict="{cell.verdict}">'
             f"{_VERDICT_MARK[cell.verdict]}"

@@ -96,7 +96,7 @@ def test_hover_title_names_order_id_offsets_lines_and_section() -> None:
         f"lines 7-7 · § Next &lt;x&gt;"
     )
     assert f'title="{title}"' in markup
-    assert '<span class="cbx-gap">' in markup  # headings and blank lines are no chunk's
+    assert '<span class="cbx-gap" data-o="0">' in markup  # headings and blank lines: no chunk's
 
 
 def test_spans_are_outlined_and_labelled_at_their_start() -> None:

@@ -22,7 +22,7 @@ def show_scoreboard(exploration: Exploration) -> None:
     st.table(markdown_rows(score_rows(scores, skipped=len(exploration.skipped))))
     st.markdown("**Do the spans stay together?** One row per span check, one column per column.")
     matrix = check_matrix(columns, exploration.checks, exploration.skipped)
-    st.html(render_matrix([c.name for c in columns], matrix))
+    st.html(render_matrix([c.name for c in columns], matrix, exploration.checks))
     with st.expander("Chunk sizes per column", expanded=False):
         st.altair_chart(size_chart(exploration), width="stretch")
 

@@ -1,0 +1,269 @@
+// Navigation in the views (ui/navigation.py mounts this as a component with no body):
+// the minimap jumps, the boundary steps, the matrix's span jumps, and synchronized
+// scrolling. The views are plain HTML that Streamlit replaces on a rerun, so little is
+// kept about them: the place they show (a redrawn view is put back there), and each
+// place is found when it is needed by the offsets the views carry (`data-o` on each
+// piece: its first character; `data-at` on a chunk's badge). A place on a page the
+// views do not draw is asked of the server (trigger `jump`), which turns the page and
+// sends it back as `data.target`.
+
+const nav = (window.cbxNav ??= { installed: false, send: null, seq: null, anchors: new WeakMap() });
+const VIEW = ".cbx-view[data-len]";
+const ROOM = 8; // px above a line scrolled to the top: a span's label and a badge show whole
+
+function views() {
+  return [...document.querySelectorAll(`${VIEW} .cbx-doc`)];
+}
+
+function settled(doc) {
+  return !doc.closest("[data-stale='true']");
+}
+
+function windowOf(doc) {
+  const [low, high] = doc.closest(VIEW).dataset.window.split(" ").map(Number);
+  return { low, high };
+}
+
+// Offsets are code points (as the core counts them); a text node counts UTF-16 units.
+function unitsOf(text, points) {
+  let units = 0;
+  for (let seen = 0; seen < points && units < text.length; seen += 1) {
+    units += text.codePointAt(units) > 0xffff ? 2 : 1;
+  }
+  return units;
+}
+
+function pointsOf(text, units) {
+  return [...text.slice(0, units)].length;
+}
+
+function textNode(piece) {
+  const walker = document.createTreeWalker(piece, NodeFilter.SHOW_TEXT);
+  return walker.nextNode();
+}
+
+// The box of the character at `units` in a text node (a newline's box is empty: then
+// the line box of the character before it, or of the piece).
+function charBox(node, units) {
+  const range = document.createRange();
+  for (let at = units; at >= 0; at -= 1) {
+    range.setStart(node, at);
+    range.setEnd(node, Math.min(at + 1, node.length));
+    const box = range.getClientRects()[0];
+    if (box && box.height > 0) return box;
+  }
+  return node.parentElement.getClientRects()[0];
+}
+
+function contentTop(doc) {
+  return doc.getBoundingClientRect().top + doc.clientTop;
+}
+
+// The offset of the first character of the first line a view shows whole.
+function topOffset(doc) {
+  const pieces = doc.querySelectorAll("[data-o]");
+  if (!pieces.length) return null;
+  const top = contentTop(doc) - 2;
+  const lastTop = (element) => {
+    const boxes = element.getClientRects();
+    return boxes.length ? boxes[boxes.length - 1].top : -Infinity;
+  };
+  let low = 0;
+  let high = pieces.length - 1;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (lastTop(pieces[middle]) >= top) high = middle;
+    else low = middle + 1;
+  }
+  const piece = pieces[low];
+  const node = textNode(piece);
+  let first = 0;
+  let last = node ? node.length - 1 : 0;
+  while (node && first < last) {
+    const middle = (first + last) >> 1;
+    if (charBox(node, middle).top >= top) last = middle;
+    else first = middle + 1;
+  }
+  return Number(piece.dataset.o) + (node ? pointsOf(node.data, first) : 0);
+}
+
+// Scroll a view so the line of `offset` is the first it shows whole, with room above
+// it for a span's label; false when the view does not draw it.
+function align(doc, offset) {
+  const pieces = [...doc.querySelectorAll("[data-o]")];
+  const at = pieces.findLastIndex((piece) => Number(piece.dataset.o) <= offset);
+  if (at < 0) return false;
+  const piece = pieces[at];
+  const node = textNode(piece);
+  const units = node ? Math.min(unitsOf(node.data, offset - Number(piece.dataset.o)), node.length - 1) : 0;
+  const box = node ? charBox(node, units) : piece.getClientRects()[0];
+  if (!box) return false;
+  const before = doc.scrollTop;
+  doc.scrollTop = before + (box.top - contentTop(doc) - ROOM);
+  nav.anchors.set(doc, { offset, top: doc.scrollTop });
+  if (doc.scrollTop !== before) nav.quiet.add(doc);
+  return true;
+}
+
+function markHere() {
+  for (const doc of views()) {
+    const view = doc.closest(VIEW);
+    const mark = view.querySelector(".cbx-mh");
+    if (!mark) continue;
+    const length = Math.max(Number(view.dataset.len), 1);
+    const { low, high } = windowOf(doc);
+    const span = (high - low) / Math.max(doc.scrollHeight, 1);
+    mark.style.top = `${((low + doc.scrollTop * span) / length) * 100}%`;
+    mark.style.height = `${((doc.clientHeight * span) / length) * 100}%`;
+  }
+}
+
+// Every view shows the line of `offset` (in the document `source`, if named, else the
+// one shown), or, if they draw another page or document, the server is asked.
+function jump(offset, source) {
+  const shown = views().filter(settled);
+  if (!shown.length) return;
+  const here = shown[0].closest(VIEW);
+  const { low, high } = windowOf(shown[0]);
+  const inside = low <= offset && (offset < high || offset === Number(here.dataset.len));
+  if ((source !== undefined && source !== here.dataset.doc) || !inside) {
+    nav.send?.("jump", source === undefined ? { offset } : { offset, doc: source });
+    return;
+  }
+  show(shown, offset);
+}
+
+// Scroll every view to `offset`, bring them into the window, and keep the place.
+function show(shown, offset) {
+  shown.forEach((doc) => align(doc, offset));
+  shown[0].closest(VIEW).scrollIntoView({ block: "nearest" });
+  nav.place = { doc: shown[0].closest(VIEW).dataset.doc, offset };
+  markHere();
+}
+
+function step(button) {
+  const view = button.closest(VIEW);
+  const doc = view.querySelector(".cbx-doc");
+  if (!doc) return;
+  const anchor = nav.anchors.get(doc);
+  const from = anchor && anchor.top === doc.scrollTop ? anchor.offset : topOffset(doc);
+  if (from === null) return;
+  const direction = Number(button.dataset.step);
+  const starts = [...doc.querySelectorAll(".cbx-n[data-at]")].map((b) => Number(b.dataset.at));
+  const found = direction > 0 ? starts.find((s) => s > from) : starts.findLast((s) => s < from);
+  if (found === undefined) {
+    nav.send?.("jump", { offset: from, column: view.dataset.policy, step: direction });
+  } else {
+    jump(found);
+  }
+}
+
+function onMapClick(map, event) {
+  const box = map.getBoundingClientRect();
+  const length = Number(map.dataset.len);
+  let offset = Math.round(((event.clientY - box.top) / Math.max(box.height, 1)) * length);
+  let nearest = 5; // px: a click this close to a tick lands on its chunk start
+  for (const tick of map.querySelectorAll(".cbx-mt")) {
+    const distance = Math.abs(tick.getBoundingClientRect().top - event.clientY);
+    if (distance < nearest) {
+      nearest = distance;
+      offset = Number(tick.dataset.at);
+    }
+  }
+  jump(Math.max(0, Math.min(offset, length)));
+}
+
+function follow(source) {
+  const offset = topOffset(source);
+  if (offset === null) return;
+  for (const doc of views()) if (doc !== source) align(doc, offset);
+  nav.place = { doc: source.closest(VIEW).dataset.doc, offset };
+  markHere();
+}
+
+// A rerun that redraws a view (a slider step, a filter) starts it at its top: put it
+// back at the place the views showed, if it draws that place of that document.
+function restore() {
+  for (const doc of views()) {
+    if (nav.seen.has(doc)) continue;
+    nav.seen.add(doc);
+    const { low, high } = windowOf(doc);
+    const place = nav.place;
+    const same = place && place.doc === doc.closest(VIEW).dataset.doc;
+    if (same && low <= place.offset && place.offset < high && doc.scrollTop === 0) {
+      align(doc, place.offset);
+    }
+  }
+  markHere();
+}
+
+// After the server turned the page, go to the target once every view draws it.
+function land(target, deadline) {
+  const shown = views();
+  const ready =
+    shown.length &&
+    shown.every((doc) => {
+      const view = doc.closest(VIEW);
+      const { low, high } = windowOf(doc);
+      return settled(doc) && view.dataset.doc === target.doc && low <= target.offset && target.offset <= high;
+    });
+  if (ready) {
+    show(shown, target.offset);
+  } else if (performance.now() < deadline) {
+    setTimeout(() => land(target, deadline), 50);
+  }
+}
+
+function install() {
+  nav.quiet = new WeakSet(); // views scrolled by this script: their next scroll is ours
+  nav.seen = new WeakSet(); // views drawn before: a new one is a redrawn view
+  nav.place = null; // { doc, offset }: where the views are
+  let pending = null;
+  let redraw = null;
+  new MutationObserver(() => {
+    redraw ??= requestAnimationFrame(() => {
+      redraw = null;
+      restore();
+    });
+  }).observe(document.body, { childList: true, subtree: true });
+  document.addEventListener(
+    "scroll",
+    (event) => {
+      const doc = event.target;
+      if (!(doc instanceof Element) || !doc.matches(`${VIEW} .cbx-doc`)) return;
+      if (nav.quiet.has(doc)) {
+        nav.quiet.delete(doc);
+        return;
+      }
+      if (pending === null) {
+        pending = requestAnimationFrame(() => {
+          pending = null;
+          follow(doc);
+        });
+      }
+    },
+    true,
+  );
+  document.addEventListener("click", (event) => {
+    const target = event.target instanceof Element ? event.target : null;
+    const map = target?.closest(`${VIEW} .cbx-map`);
+    const button = target?.closest(`${VIEW} .cbx-step`);
+    const span = target?.closest(".cbx-jump[data-at]");
+    if (map) onMapClick(map, event);
+    else if (button) step(button);
+    else if (span) jump(Number(span.dataset.at), span.dataset.doc);
+  });
+}
+
+export default function (component) {
+  nav.send = component.setTriggerValue;
+  if (!nav.installed) {
+    nav.installed = true;
+    install();
+  }
+  const target = component.data?.target;
+  if (target && target.seq !== nav.seq) {
+    nav.seq = target.seq;
+    land(target, performance.now() + 20000);
+  }
+}

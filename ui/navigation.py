@@ -1,0 +1,61 @@
+"""Navigation in the views: the script that makes the minimaps, the boundary steps and
+the matrix's span buttons jump, and that scrolls the views together (`navigation.js`).
+
+A jump within the page the views draw happens in the browser alone. A jump elsewhere
+(another page, another document, a boundary beyond the page) comes here as the
+component's `jump` trigger: the callback turns the document, `turn_page` the page, and
+the target goes back to the script, which scrolls every view to it once they draw it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import streamlit as st
+
+from explorer import Column
+from explorer.navigation import jump_target
+from explorer.paging import page_of
+
+SCRIPT = (Path(__file__).parent / "navigation.js").read_text(encoding="utf-8")
+KEY = "navigation"
+_navigator = st.components.v2.component("cbx_navigation", js=SCRIPT, isolate_styles=False)
+
+
+def _on_jump() -> None:
+    """Before the rerun: keep the request, and turn to its document if it names one."""
+    request = st.session_state[KEY]["jump"]
+    if isinstance(request, Mapping):
+        st.session_state["nav_request"] = dict(request)
+        if isinstance(request.get("doc"), str):
+            st.session_state["doc"] = request["doc"]
+
+
+def turn_page(
+    doc: str, length: int, bounds: Sequence[tuple[int, int]], columns: Sequence[Column]
+) -> None:
+    """Before the page picker: the page that holds the place a jump asked for."""
+    request = st.session_state.pop("nav_request", None)
+    if request is None:
+        return
+    starts = {
+        column.name: [c["start"] for c in column.index["chunks"] if c["source_id"] == doc]
+        for column in columns
+    }
+    target = jump_target(request, length, starts)
+    if target is None:
+        return
+    st.session_state["page"] = page_of(list(bounds), target) + 1
+    sequence = st.session_state.get("nav_target", {}).get("seq", 0) + 1
+    st.session_state["nav_target"] = {"doc": doc, "offset": target, "seq": sequence}
+
+
+def navigator() -> None:
+    """Mount the script once per run; its data is the last target the server chose."""
+    _navigator(
+        key=KEY,
+        data={"target": st.session_state.get("nav_target")},
+        on_jump_change=_on_jump,
+        height=0,
+    )
