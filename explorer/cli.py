@@ -784,8 +784,18 @@ def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         columns = sweep_columns(args.sweep)
     else:
         columns = columns_of(Settings(tuple(configs)) if configs else Settings.default())
-    _, load = _load(args, stderr)
-    evaluation = evaluate(load, questions, columns, args.retriever, args.k, _limits(args))
+    if args.engine == "ray":
+        from .engine_ray import ray_evaluate, require_shardable
+
+        require_shardable(args.retriever)  # refused before Ray starts
+        notes = partial(print, file=stderr)
+        evaluation = ray_evaluate(
+            _ray_run(args), questions, columns, args.retriever, args.k, V1_GRAMMAR,
+            args.skip_failed, notes,
+        )  # fmt: skip
+    else:
+        _, load = _load(args, stderr)
+        evaluation = evaluate(load, questions, columns, args.retriever, args.k, _limits(args))
     if args.out is not None:
         _write_atomically(args.out, dump_json(evaluation))
     if args.sweep is not None or args.out is not None:

@@ -142,13 +142,17 @@ def place_questions(questions: QuestionSet, texts: Mapping[str, str]) -> tuple[P
     for question in questions.questions:
         text = texts.get(question.source_id)
         if text is None:
-            raise ExplorerError(
-                ErrorCode.INVALID_QUESTIONS,
-                f"question {question.id!r} names source_id {question.source_id!r}, "
-                "which is not a loaded document of the manifest",
-            )
+            raise not_loaded(question)
         placed.append(place_question(question, text))
     return tuple(placed)
+
+
+def not_loaded(question: Question) -> ExplorerError:
+    return ExplorerError(
+        ErrorCode.INVALID_QUESTIONS,
+        f"question {question.id!r} names source_id {question.source_id!r}, "
+        "which is not a loaded document of the manifest",
+    )
 
 
 def new_question(

@@ -324,13 +324,6 @@ def index_foot(index_id: str) -> bytes:
     return b'\n],\n"index_id":"%b"}\n' % index_id.encode()
 
 
-def document_chunk_bytes(
-    document: DocumentRecord, config: ChunkConfig, id_prefix: bytes, limits: Limits = DEFAULT_LIMITS
-) -> list[bytes]:
-    """One document's chunks as the canonical JSON an index holds, without the records."""
-    return [encoded for _, encoded in chunk_stream(document, config, id_prefix, limits)]
-
-
 class IndexSummary(NamedTuple):
     index_id: str
     chunk_count: int

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from explorer.engine_ray import DocumentPiece, IndexFold, start_ray
+from explorer.engine_ray import ColumnPiece, DocumentPiece, IndexFold, start_ray
 from explorer.errors import ErrorCode, ExplorerError
 from explorer.limits import DEFAULT_LIMITS
 from explorer.loading import DocumentStatus
@@ -143,20 +143,21 @@ def test_without_ray_installed_the_error_names_the_requirements() -> None:
 
 def lost_piece(position: int, source_id: str) -> DocumentPiece:
     status = DocumentStatus(source_id, f"{source_id}.md", ErrorCode.WORKER_LOST, "worker died")
-    return DocumentPiece(position, status, 0, b"", b"", 0, None)
+    return DocumentPiece(position, status, 0, b"", ())
 
 
 def test_documents_of_a_lost_worker_are_named_one_by_one(tmp_path: Path) -> None:
     """A shard whose retries ran out: its documents are reported, each by name, and the
     run is refused unless --skip-failed."""
     config = make_config("paragraph")
-    loaded = DocumentPiece(0, DocumentStatus("a", "a.md", "ok", ""), 5, b'{"x":1}', b"", 0, None)
+    column = ColumnPiece(b"", 0, None)
+    loaded = DocumentPiece(0, DocumentStatus("a", "a.md", "ok", ""), 5, b'{"x":1}', (column,))
     pieces = [loaded, lost_piece(2, "c"), lost_piece(1, "b")]
-    fold = IndexFold(config, DEFAULT_LIMITS, 100, tmp_path)
+    fold = IndexFold((config,), DEFAULT_LIMITS, 100, tmp_path)
     fold.fold(iter(pieces))
     notes: list[str] = []
     with pytest.raises(ExplorerError) as refused:
-        fold.check(False, notes.append)
+        fold.check_loaded(False, notes.append, "chunk")
     assert refused.value.code is ErrorCode.WORKER_LOST
     assert "2 of 3 documents" in refused.value.detail
     assert notes == ["error: worker_lost: b: worker died", "error: worker_lost: c: worker died"]
