@@ -228,6 +228,7 @@ class RayRun:
     max_bytes: int
     max_total_bytes: int
     limits: Limits = DEFAULT_LIMITS
+    shard_documents: int = SHARD_DOCUMENTS
 
 
 def _in_order(
@@ -259,7 +260,7 @@ def index_pieces(run: RayRun, config: ChunkConfig) -> Iterator[DocumentPiece]:
     def submit(shard: list[Entry]) -> Any:
         return task.remote(shard, reader, config_ref, run.max_bytes, run.limits)
 
-    for shard, _, result in _in_order(run, submit, shards(run.manifest)):
+    for shard, _, result in _in_order(run, submit, shards(run.manifest, run.shard_documents)):
         yield from _lost(shard, result) if isinstance(result, Exception) else result
 
 
@@ -543,7 +544,9 @@ def ray_evaluate(
     folder = _spool_folder()
     try:
         fold = IndexFold(configs, run.limits, run.max_total_bytes, folder, spool_chunks=False)
-        for shard, refs, result in _in_order(run, submit, shards(run.manifest)):
+        for shard, refs, result in _in_order(
+            run, submit, shards(run.manifest, run.shard_documents)
+        ):
             if isinstance(result, Exception):
                 fold.fold(_lost(shard, result))
                 continue

@@ -4,6 +4,7 @@ no document."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -16,10 +17,28 @@ from typing import Any
 
 import pytest
 
-from explorer.engine_ray import ColumnPiece, DocumentPiece, IndexFold, start_ray
+from explorer.engine_ray import (
+    ColumnPiece,
+    DocumentPiece,
+    IndexFold,
+    RayRun,
+    ray_evaluate,
+    ray_write_index,
+    start_ray,
+)
 from explorer.errors import ErrorCode, ExplorerError
+from explorer.evaluate import evaluate, parse_questions
+from explorer.grammars import V1_GRAMMAR
+from explorer.index import write_index
 from explorer.limits import DEFAULT_LIMITS
-from explorer.loading import DocumentStatus
+from explorer.loading import (
+    DEFAULT_MAX_DOCUMENT_BYTES,
+    DEFAULT_MAX_TOTAL_BYTES,
+    DirectoryReader,
+    DocumentStatus,
+    load_documents,
+)
+from explorer.manifest import parse_manifest
 from explorer.policies import make_config
 from tests.conftest import MANIFEST, ROOT, ManifestBuilder, run_cli, sha256_hex
 
@@ -67,6 +86,33 @@ def test_the_index_streams_to_standard_output_too() -> None:
     local = run_cli("index", MANIFEST, "--policy", "paragraph")
     ray = run_cli("index", MANIFEST, "--policy", "paragraph", "--engine", "ray")
     assert ray.code == 0 and ray.out == local.out
+
+
+def test_any_shard_size_gives_the_same_bytes(ray_cluster: Any) -> None:
+    """Shards of one and two documents: every boundary between shards is crossed."""
+    config = make_config("heading-aware", 300, grammar="markdown")
+    local = io.BytesIO()
+    load = load_documents(parse_manifest(MARKDOWN_DOCS.read_bytes()), reader(MARKDOWN_DOCS))
+    write_index(load.documents, config, local.write)
+    for size in (1, 2):
+        ray = io.BytesIO()
+        ray_write_index(ray_run(ray_cluster, MARKDOWN_DOCS, size), config, False, print, ray.write)
+        assert ray.getvalue() == local.getvalue()
+
+
+def reader(manifest: Path) -> DirectoryReader:
+    return DirectoryReader(manifest.parent)
+
+
+def ray_run(ray: Any, manifest: Path, shard_documents: int) -> RayRun:
+    return RayRun(
+        ray,
+        parse_manifest(manifest.read_bytes()),
+        reader(manifest),
+        DEFAULT_MAX_DOCUMENT_BYTES,
+        DEFAULT_MAX_TOTAL_BYTES,
+        shard_documents=shard_documents,
+    )
 
 
 def failing_manifest(make_manifest: ManifestBuilder) -> Path:
@@ -141,6 +187,65 @@ def test_without_ray_installed_the_error_names_the_requirements() -> None:
     assert "requirements-ray.txt" in result.stderr and "Traceback" not in result.stderr
 
 
+COLUMNS = ("--policy", "heading-aware", "--policy", "fixed-char", "--max-chars", "300",
+           "--overlap", "50", "--policy", "paragraph")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("fixture", "retriever", "columns"),
+    [
+        ("markdown-docs", "bm25", COLUMNS),
+        ("library", "bm25", COLUMNS),
+        ("library", "embedding", COLUMNS),
+        ("markdown-docs", "embedding", ("--policy", "heading-aware")),
+    ],
+)
+def test_evaluate_gives_the_same_file(
+    tmp_path: Path, fixture: str, retriever: str, columns: tuple[str, ...]
+) -> None:
+    folder = ROOT / "fixtures" / fixture
+    files = []
+    for engine in ("local", "ray"):
+        out = tmp_path / f"{engine}.json"
+        args = ("evaluate", folder / "manifest.json", "--questions", folder / "questions.json")
+        result = run_cli(*args, *columns, "--retriever", retriever, "--engine", engine,
+                         "--out", out)  # fmt: skip
+        assert result.code == 0, result.err
+        files.append(out.read_bytes())
+    assert files[0] == files[1]
+    assert json.loads(files[1])["policies"][0]["summary"]["recall"] > 0
+
+
+def test_evaluate_across_small_shards_merges_top_k_as_one_process(ray_cluster: Any) -> None:
+    """Shards of three documents: each question's top k comes from several shards."""
+    folder = ROOT / "fixtures" / "markdown-docs"
+    manifest = folder / "manifest.json"
+    questions = parse_questions((folder / "questions.json").read_bytes())
+    columns = [("h", make_config("heading-aware", 400)), ("p", make_config("paragraph"))]
+    load = load_documents(parse_manifest(manifest.read_bytes()), reader(manifest))
+    local = evaluate(load, questions, columns, "bm25", 10)
+    run = ray_run(ray_cluster, manifest, 3)
+    assert ray_evaluate(run, questions, columns, "bm25", 10, V1_GRAMMAR, False, print) == local
+
+
+def test_evaluate_refuses_as_one_process_does(tmp_path: Path) -> None:
+    folder = ROOT / "fixtures" / "markdown-docs"
+    questions = json.loads((folder / "questions.json").read_text("utf-8"))
+    questions["questions"][3]["source_id"] = "nowhere"
+    bad = tmp_path / "questions.json"
+    bad.write_text(json.dumps(questions))
+    results = [
+        run_cli("evaluate", folder / "manifest.json", "--questions", bad, "--engine", engine)
+        for engine in ("local", "ray")
+    ]
+    assert results[0].code == results[1].code == 2
+    assert results[0].err == results[1].err
+    assert "error: invalid_questions: " in results[1].err
+    hybrid = run_cli("evaluate", folder / "manifest.json", "--questions", bad, "--engine", "ray",
+                     "--retriever", "hybrid")  # fmt: skip
+    assert hybrid.code == 2 and "error: usage: --engine ray evaluates with" in hybrid.err
+
+
 def lost_piece(position: int, source_id: str) -> DocumentPiece:
     status = DocumentStatus(source_id, f"{source_id}.md", ErrorCode.WORKER_LOST, "worker died")
     return DocumentPiece(position, status, 0, b"", ())
@@ -211,7 +316,7 @@ def busy_worker(pid: int) -> int | None:
 
 
 def test_a_worker_killed_mid_run_loses_no_document(tmp_path: Path) -> None:
-    manifest = many_documents(tmp_path, 1500)
+    manifest = many_documents(tmp_path, 800)
     local = tmp_path / "local.json"
     assert run_cli("index", manifest, "--policy", "paragraph", "--out", local).code == 0
     out = tmp_path / "ray.json"
