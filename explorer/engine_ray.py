@@ -1,13 +1,14 @@
 """`--engine ray`: a manifest's documents read, verified and chunked in Ray tasks, the
-results folded on the driver into exactly the bytes (and `index_id`) one process writes.
+results folded on the driver into exactly the bytes (and `index_id`) one process writes,
+and, for `evaluate`, exactly its figures.
 
-The work per document is the core's (`load_one`, `document_chunk_bytes`); a task runs
-it over a shard of consecutive documents in `source_id` order and returns each
-document's status and its canonical JSON, already encoded, so the driver only hashes,
-spools and copies bytes. Shards come back in order, at most a few in flight, and the
-driver spools the documents and chunks to temporary files (an index's file holds the
-documents first, its `index_id` hashes the chunks first), so its memory is bounded by
-the shards in flight, whatever the size of the corpus.
+The work per document is the core's (`load_one`, `chunk_stream`, `place_question`,
+`bm25_scores`); a task runs it over a shard of consecutive documents in `source_id`
+order and returns each document's status and its canonical JSON, already encoded, so
+the driver only hashes, spools and copies bytes. Shards come back in order, a few in
+flight, and the driver spools the documents and chunks to temporary files (an index
+file holds the documents first, its `index_id` hashes the chunks first), so its memory
+is bounded by the shards in flight, whatever the size of the documents.
 
 `ray` is imported only here, and only when a run asks for it (requirements-ray.txt).
 """
