@@ -206,7 +206,7 @@ def start_ray(address: str | None) -> Any:
         return ray
     try:
         ray.init(
-            address=address,
+            address=address or "local",  # "local": a new Ray, never one found running
             num_cpus=None if address else os.cpu_count(),
             include_dashboard=False,
             logging_level=logging.ERROR,
