@@ -17,8 +17,8 @@ $(STAMP): requirements.txt
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	@touch $(STAMP)
 
-$(DEV_STAMP): $(STAMP) requirements-dev.txt
-	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+$(DEV_STAMP): $(STAMP) requirements-dev.txt requirements-ray.txt
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt -r requirements-ray.txt
 	@touch $(DEV_STAMP)
 
 # Browser tests drive Debian's Chromium (no browser can be downloaded here).

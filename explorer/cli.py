@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import NoReturn, TextIO, cast
+from typing import TYPE_CHECKING, NoReturn, TextIO, cast
 from urllib.parse import quote
 
 from .chunk_map import LOGICAL_FILE, build_chunk_map, check_against, decode_chunk_map
@@ -51,8 +51,10 @@ from .loading import (
     MAX_TOTAL_BYTES_LIMIT,
     DirectoryReader,
     LoadResult,
+    failure_lines,
     load_documents,
     read_at_most,
+    require_loaded,
 )
 from .manifest import Manifest, parse_manifest, require_unique_source_ids
 from .pipeline import Settings, write_comparison
@@ -61,6 +63,9 @@ from .store import DEFAULT_DB, Failure, Receipt, RunRow, SearchMode, Store
 from .store.wire import history_output, ingest_output, search_output
 from .uploads import manifest_json
 from .validate import check_against_sources, validate_index_bytes
+
+if TYPE_CHECKING:
+    from .engine_ray import RayRun
 
 MAX_INPUT_FILE_BYTES = 512 * 1024 * 1024
 
@@ -293,6 +298,39 @@ def _chunk_options(sub: argparse.ArgumentParser) -> None:
     )
 
 
+def _engine_options(sub: argparse.ArgumentParser) -> None:
+    """Where the documents are chunked (explorer/engine_ray.py; README "Running on a cluster")."""
+    sub.add_argument(
+        "--engine",
+        choices=["local", "ray"],
+        default="local",
+        help="local (default): this process; ray: Ray tasks, the same output "
+        "(needs requirements-ray.txt)",
+    )
+    sub.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="with --engine ray: join the Ray cluster at ADDR (default: start one on this machine)",
+    )
+
+
+def _ray_run(args: argparse.Namespace) -> RayRun:
+    """`--engine ray`'s run of the manifest; Ray is imported only now."""
+    from .engine_ray import RayRun, start_ray
+
+    manifest = parse_manifest(_read(args.manifest, "manifest"))
+    require_unique_source_ids(manifest)
+    reader = DirectoryReader(args.manifest.parent.resolve())
+    return RayRun(
+        start_ray(args.address),
+        manifest,
+        reader,
+        args.max_document_bytes,
+        args.max_total_bytes,
+        _limits(args),
+    )
+
+
 def _limits(args: argparse.Namespace) -> Limits:
     return Limits(args.max_document_chunks, args.max_chunks, args.max_span_check_work)
 
@@ -326,6 +364,7 @@ def _parser() -> argparse.ArgumentParser:
     one = with_manifest("index", "Build one policy's index, or a chunk file's (--chunks).")
     _column_options(one, repeatable=False)
     _chunk_options(one)
+    _engine_options(one)
 
     draft = commands.add_parser(
         "manifest",
@@ -395,6 +434,7 @@ def _parser() -> argparse.ArgumentParser:
         help="measure a sized policy at every size from FROM to TO, both included "
         "(e.g. heading-aware:100:1000:100), and print the curve",
     )
+    _engine_options(measure)
 
     maps = with_manifest(
         "chunk-map",
@@ -429,15 +469,10 @@ def _load(
     load = load_documents(manifest, reader, args.max_document_bytes, args.max_total_bytes, grammar)
     # A persistent index records failures and keeps serving the old version: no refusal.
     proceed = args.skip_failed or args.command == "ingest"
-    for failure in load.failures:
-        prefix = "warning" if proceed else "error"
-        print(f"{prefix}: {failure.status}: {failure.source_id}: {failure.detail}", file=err)
-    if load.failures and not proceed:
-        raise ExplorerError(
-            load.failure_codes[0],
-            f"{len(load.failures)} of {len(load.statuses)} documents failed to load; "
-            "fix them, or pass --skip-failed to leave them out",
-        )
+    for line in failure_lines(load.failures, proceed):
+        print(line, file=err)
+    if not proceed:
+        require_loaded(load.failures, len(load.statuses))
     return manifest, load
 
 
@@ -600,6 +635,8 @@ def _print_notes(stderr: TextIO, name: str, notes: Sequence[str]) -> None:
 
 
 def _index(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    if args.engine == "ray":
+        return _index_on_ray(args, stdout, stderr)
     chunk_files = _chunk_files(args)
     if chunk_files:
         if len(chunk_files) > 1 or args.columns:
@@ -614,6 +651,18 @@ def _index(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         config, given = _one_config(args), None
         _, load = _load(args, stderr, grammar_for(config))
     write = partial(write_index, load.documents, config, limits=_limits(args), given=given)
+    _emit(write, args.out, stdout)
+    return 0
+
+
+def _index_on_ray(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    from .engine_ray import ray_write_index
+
+    if args.chunks:
+        raise ExplorerError(ErrorCode.USAGE, "--engine ray indexes a --policy, not --chunks")
+    config = _one_config(args)  # refused before Ray starts
+    notes = partial(print, file=stderr)
+    write = partial(ray_write_index, _ray_run(args), config, args.skip_failed, notes)
     _emit(write, args.out, stdout)
     return 0
 
@@ -735,8 +784,19 @@ def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         columns = sweep_columns(args.sweep)
     else:
         columns = columns_of(Settings(tuple(configs)) if configs else Settings.default())
-    _, load = _load(args, stderr, loading_grammar(config for _, config in columns))
-    evaluation = evaluate(load, questions, columns, args.retriever, args.k, _limits(args))
+    grammar = loading_grammar(config for _, config in columns)
+    if args.engine == "ray":
+        from .engine_ray import ray_evaluate, require_shardable
+
+        require_shardable(args.retriever)  # refused before Ray starts
+        notes = partial(print, file=stderr)
+        evaluation = ray_evaluate(
+            _ray_run(args), questions, columns, args.retriever, args.k, grammar,
+            args.skip_failed, notes,
+        )  # fmt: skip
+    else:
+        _, load = _load(args, stderr, grammar)
+        evaluation = evaluate(load, questions, columns, args.retriever, args.k, _limits(args))
     if args.out is not None:
         _write_atomically(args.out, dump_json(evaluation))
     if args.sweep is not None or args.out is not None:

@@ -44,6 +44,9 @@ class ErrorCode(StrEnum):
     EMBEDDING_FAILED = "embedding_failed"
     # Measuring retrieval (explorer/evaluate.py)
     INVALID_QUESTIONS = "invalid_questions"
+    # Running on a cluster (explorer/engine_ray.py)
+    ENGINE_UNAVAILABLE = "engine_unavailable"
+    WORKER_LOST = "worker_lost"
     # Anything else the command line or the app is given
     NO_DOCUMENTS = "no_documents"
     INVALID_UPLOAD = "invalid_upload"

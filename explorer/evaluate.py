@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import importlib
 import logging
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Literal, Protocol
+from typing import Annotated, Literal, NamedTuple, Protocol
 
+import numpy as np
+from numpy.typing import NDArray
 from pydantic import ConfigDict, Field, TypeAdapter, model_validator
 from typing_extensions import TypedDict
 
@@ -139,13 +142,17 @@ def place_questions(questions: QuestionSet, texts: Mapping[str, str]) -> tuple[P
     for question in questions.questions:
         text = texts.get(question.source_id)
         if text is None:
-            raise ExplorerError(
-                ErrorCode.INVALID_QUESTIONS,
-                f"question {question.id!r} names source_id {question.source_id!r}, "
-                "which is not a loaded document of the manifest",
-            )
+            raise not_loaded(question)
         placed.append(place_question(question, text))
     return tuple(placed)
+
+
+def not_loaded(question: Question) -> ExplorerError:
+    return ExplorerError(
+        ErrorCode.INVALID_QUESTIONS,
+        f"question {question.id!r} names source_id {question.source_id!r}, "
+        "which is not a loaded document of the manifest",
+    )
 
 
 def new_question(
@@ -242,13 +249,9 @@ def score(references: Sequence[Range], retrieved: Sequence[Range]) -> Scores:
 
 
 # ---------------------------------------------------------------------------------------
-# Retrievers (numpy is imported when one scores: only `evaluate` does)
+# Retrievers
 
-if TYPE_CHECKING:
-    import numpy as np
-    from numpy.typing import NDArray
-
-    Matrix = NDArray[np.float64]
+Matrix = NDArray[np.float64]
 
 
 class Retriever(Protocol):
@@ -261,38 +264,115 @@ class Retriever(Protocol):
     def scores(self, chunks: Sequence[str], questions: Sequence[str]) -> Matrix: ...
 
 
+BM25_K1, BM25_B = 1.5, 0.75
+
+
+def bm25_terms(texts: Sequence[str]) -> list[list[str]]:
+    """Each text's words as BM25 counts them (see `BM25`), in order."""
+    bm25s = importlib.import_module("bm25s")
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+    stemmer = importlib.import_module("Stemmer").Stemmer("english")
+    terms: list[list[str]] = bm25s.tokenize(
+        list(texts), stopwords="en", stemmer=stemmer, return_ids=False, show_progress=False
+    )
+    return terms
+
+
+@dataclass(frozen=True)
+class ChunkTerms:
+    """What BM25 needs of some chunks: each one's length in words and its counts of the
+    words `asked` (those of the questions); nothing else of a chunk enters a score."""
+
+    lengths: tuple[int, ...]
+    counts: tuple[dict[str, int], ...]
+
+    @classmethod
+    def of(cls, chunks: Sequence[Sequence[str]], asked: frozenset[str]) -> ChunkTerms:
+        counts = []
+        for words in chunks:
+            count: dict[str, int] = {}
+            for word in words:
+                if word in asked:
+                    count[word] = count.get(word, 0) + 1
+            counts.append(count)
+        return cls(tuple(len(words) for words in chunks), tuple(counts))
+
+
+@dataclass(frozen=True)
+class CorpusTerms:
+    """What BM25 needs of a whole index: its chunks, their words, and how many chunks
+    hold each word asked. Sums over shards give the whole's."""
+
+    chunks: int
+    words: int
+    holding: Mapping[str, int]
+
+    @classmethod
+    def of(cls, terms: ChunkTerms) -> CorpusTerms:
+        holding: dict[str, int] = {}
+        for count in terms.counts:
+            for word in count:
+                holding[word] = holding.get(word, 0) + 1
+        return cls(len(terms.lengths), sum(terms.lengths), holding)
+
+    def __add__(self, other: CorpusTerms) -> CorpusTerms:
+        holding = dict(self.holding)
+        for word, number in other.holding.items():
+            holding[word] = holding.get(word, 0) + number
+        return CorpusTerms(self.chunks + other.chunks, self.words + other.words, holding)
+
+
+def bm25_scores(
+    terms: ChunkTerms, questions: Sequence[Sequence[str]], corpus: CorpusTerms
+) -> Matrix:
+    """BM25 of some chunks of a corpus for each question's words, as `bm25s` computes it
+    over the whole corpus, bit for bit: per word idf (float32) times the Lucene term
+    factor (float64), rounded to float32, summed in float32 in the question's word order
+    (words no chunk holds left out). So a shard's scores, given the whole's `corpus`,
+    are exactly the scores the one process gives the same chunks."""
+    count = len(terms.lengths)
+    matrix = np.zeros((len(questions), count), dtype=np.float64)
+    if not count or not corpus.chunks:
+        return matrix
+    average = np.float64(corpus.words) / corpus.chunks
+    base = BM25_K1 * ((1 - BM25_B) + BM25_B * np.asarray(terms.lengths, dtype=np.int64) / average)
+    where: dict[str, tuple[list[int], list[int]]] = {}
+    for i, counts in enumerate(terms.counts):
+        for word, n in counts.items():
+            chunks, frequencies = where.setdefault(word, ([], []))
+            chunks.append(i)
+            frequencies.append(n)
+    postings = {
+        word: (np.asarray(at, dtype=np.int64), np.asarray(frequency, dtype=np.float32))
+        for word, (at, frequency) in where.items()
+    }
+    idf = {
+        word: np.float32(math.log(1 + (corpus.chunks - n + 0.5) / (n + 0.5)))
+        for word, n in corpus.holding.items()
+    }
+    for row, words in enumerate(questions):
+        total = np.zeros(count, dtype=np.float32)
+        for word in words:
+            if word in postings:
+                at, frequency = postings[word]
+                total[at] += (idf[word] * (frequency / (base[at] + frequency))).astype(np.float32)
+        matrix[row] = total
+    return matrix
+
+
 class BM25:
-    """BM25 from the `bm25s` package (Lucene's variant, k1 = 1.5, b = 0.75). Text is
-    lower-cased, split into runs of two or more word characters, English stop words
+    """BM25 as the `bm25s` package scores it (Lucene's variant, k1 = 1.5, b = 0.75),
+    computed by `bm25_scores` so that shards of an index score as the whole does. Text
+    is lower-cased, split into runs of two or more word characters, English stop words
     (bm25s's list) dropped, and each word reduced by the Snowball English stemmer
     (PyStemmer), for chunks and questions alike."""
 
     name = "bm25"
 
     def scores(self, chunks: Sequence[str], questions: Sequence[str]) -> Matrix:
-        import numpy as np
-
-        bm25s = importlib.import_module("bm25s")
-        logging.getLogger("bm25s").setLevel(logging.WARNING)
-        stemmer = importlib.import_module("Stemmer").Stemmer("english")
-        corpus = bm25s.tokenize(list(chunks), stopwords="en", stemmer=stemmer, show_progress=False)
-        model = bm25s.BM25(k1=1.5, b=0.75, method="lucene")
-        model.index(corpus, show_progress=False)
-        asked = bm25s.tokenize(
-            list(questions),
-            stopwords="en",
-            stemmer=stemmer,
-            return_ids=False,
-            show_progress=False,
-        )
-        known = corpus.vocab
-        rows = [
-            model.get_scores([word for word in words if word in known])
-            if any(word in known for word in words)
-            else np.zeros(len(chunks))
-            for words in asked
-        ]
-        return np.asarray(rows, dtype=np.float64).reshape(len(questions), len(chunks))
+        asked = bm25_terms(questions)
+        terms = ChunkTerms.of(bm25_terms(chunks), frozenset(w for ws in asked for w in ws))
+        return bm25_scores(terms, asked, CorpusTerms.of(terms))
 
 
 class Embedding:
@@ -303,23 +383,29 @@ class Embedding:
     name = "embedding"
 
     def scores(self, chunks: Sequence[str], questions: Sequence[str]) -> Matrix:
-        import numpy as np
+        return cosines(embedded(questions), embedded(chunks))
 
-        from .embedding import embed_texts, wordllama  # the model only when asked
 
-        embedder = wordllama()
-        vectors = embed_texts(embedder, list(chunks)) if chunks else np.zeros((0, 256))
-        asked = embed_texts(embedder, list(questions))
-        product: Matrix = (asked.astype(np.float64) @ vectors.astype(np.float64).T).reshape(
-            len(questions), len(chunks)
-        )
-        return product
+def embedded(texts: Sequence[str]) -> NDArray[np.float32]:
+    """Unit WordLlama vectors of `texts` (256 dimensions), one row each."""
+    from .embedding import embed_texts, wordllama  # numpy and the model only when asked
+
+    if not texts:
+        return np.zeros((0, 256), dtype=np.float32)
+    vectors: NDArray[np.float32] = embed_texts(wordllama(), list(texts))
+    return vectors
+
+
+def cosines(asked: NDArray[np.float32], vectors: NDArray[np.float32]) -> Matrix:
+    """The (questions, chunks) cosine matrix of unit vectors, in float64."""
+    product: Matrix = (asked.astype(np.float64) @ vectors.astype(np.float64).T).reshape(
+        len(asked), len(vectors)
+    )
+    return product
 
 
 def ranks(row: Matrix) -> NDArray[np.int64]:
     """Each chunk's 1-based rank in `row`, best first, ties by chunk order."""
-    import numpy as np
-
     order = np.argsort(-row, kind="stable")
     rank = np.empty(len(row), dtype=np.int64)
     rank[order] = np.arange(1, len(row) + 1)
@@ -335,8 +421,6 @@ class Hybrid:
     name: str = "hybrid"
 
     def scores(self, chunks: Sequence[str], questions: Sequence[str]) -> Matrix:
-        import numpy as np
-
         fused = np.zeros((len(questions), len(chunks)))
         for part in self.parts:
             matrix = part.scores(chunks, questions)
@@ -359,8 +443,6 @@ def retriever(name: str) -> Retriever:
 
 def top_k(row: Matrix, k: int) -> list[int]:
     """The positions of the k best scores, best first, ties by position (chunk order)."""
-    import numpy as np
-
     return [int(i) for i in np.argsort(-row, kind="stable")[:k]]
 
 
@@ -433,6 +515,42 @@ def _figure(value: float) -> float:
     return round(float(value), 6)
 
 
+class Hit(NamedTuple):
+    """A retrieved chunk: where it is, and its score."""
+
+    chunk_id: str
+    source_id: str
+    start: int
+    end: int
+    score: float
+
+
+def question_result(question: PlacedQuestion, hits: Sequence[Hit]) -> QuestionResult:
+    """A question's figures from its top k chunks, best first."""
+    retrieved: list[RetrievedChunk] = [
+        {
+            "chunk_id": hit.chunk_id,
+            "source_id": hit.source_id,
+            "start": hit.start,
+            "end": hit.end,
+            "rank": rank,
+            "score": _figure(hit.score),
+        }
+        for rank, hit in enumerate(hits, 1)
+    ]
+    figures = score(question.references, [(h.source_id, h.start, h.end) for h in hits])
+    return {
+        "id": question.id,
+        "source_id": question.source_id,
+        "references": [{"start": s, "end": e} for _, s, e in question.references],
+        "retrieved": retrieved,
+        "recall": _figure(figures.recall),
+        "precision": _figure(figures.precision),
+        "iou": _figure(figures.iou),
+        "hit": figures.hit,
+    }
+
+
 def evaluate_chunks(
     chunks: Sequence[ChunkRecord],
     questions: Sequence[PlacedQuestion],
@@ -441,39 +559,23 @@ def evaluate_chunks(
 ) -> list[QuestionResult]:
     """Each question's top k of `chunks` (one policy's whole index) and its figures."""
     matrix = search.scores([c["text"] for c in chunks], [q.question for q in questions])
-    results: list[QuestionResult] = []
-    for question, row in zip(questions, matrix, strict=True):
-        picked = top_k(row, k)
-        retrieved: list[RetrievedChunk] = [
-            {
-                "chunk_id": chunks[i]["chunk_id"],
-                "source_id": chunks[i]["source_id"],
-                "start": chunks[i]["start"],
-                "end": chunks[i]["end"],
-                "rank": rank,
-                "score": _figure(row[i]),
-            }
-            for rank, i in enumerate(picked, 1)
-        ]
-        figures = score(
-            question.references, [(c["source_id"], c["start"], c["end"]) for c in retrieved]
+    return [
+        question_result(
+            question,
+            [
+                Hit(c["chunk_id"], c["source_id"], c["start"], c["end"], float(row[i]))
+                for i in top_k(row, k)
+                for c in (chunks[i],)
+            ],
         )
-        results.append(
-            {
-                "id": question.id,
-                "source_id": question.source_id,
-                "references": [{"start": s, "end": e} for _, s, e in question.references],
-                "retrieved": retrieved,
-                "recall": _figure(figures.recall),
-                "precision": _figure(figures.precision),
-                "iou": _figure(figures.iou),
-                "hit": figures.hit,
-            }
-        )
-    return results
+        for question, row in zip(questions, matrix, strict=True)
+    ]
 
 
-def summarize(results: Sequence[QuestionResult], chunks: Sequence[ChunkRecord]) -> Summary:
+def summarize(results: Sequence[QuestionResult], chunk_count: int, chunk_chars: int) -> Summary:
+    """Means over the questions, and over the chunks (`chunk_chars` is their sum of
+    lengths, a whole number: the same sum however it was added up)."""
+
     def mean(values: list[float]) -> float:
         return _figure(sum(values) / len(values)) if values else 0.0
 
@@ -482,8 +584,8 @@ def summarize(results: Sequence[QuestionResult], chunks: Sequence[ChunkRecord]) 
         "precision": mean([r["precision"] for r in results]),
         "iou": mean([r["iou"] for r in results]),
         "hit": mean([1.0 if r["hit"] else 0.0 for r in results]),
-        "chunk_count": len(chunks),
-        "mean_chunk_chars": mean([float(c["end"] - c["start"]) for c in chunks]),
+        "chunk_count": chunk_count,
+        "mean_chunk_chars": _figure(chunk_chars / chunk_count) if chunk_count else 0.0,
     }
 
 
@@ -524,7 +626,9 @@ def evaluate(
                 "name": name,
                 "config": index["config"],
                 "index_id": index["index_id"],
-                "summary": summarize(results, chunks),
+                "summary": summarize(
+                    results, len(chunks), sum(c["end"] - c["start"] for c in chunks)
+                ),
                 "questions": results,
             }
         )

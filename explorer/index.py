@@ -100,7 +100,7 @@ def section_id(document_revision: str, heading_start: int) -> str:
 _FIELDS = b'%b%d,"end_line":%d,"order":%d%b%d,"start_line":%d,"text":%b,"text_sha256":"%b"%b'
 
 
-def _id_prefix(config: ChunkConfig) -> bytes:
+def chunk_id_prefix(config: ChunkConfig) -> bytes:
     """What every chunk id's canonical JSON starts with."""
     return b'{"config":' + canonical_bytes(config.as_json()) + b","
 
@@ -242,7 +242,7 @@ def document_chunks(
     document: DocumentRecord, config: ChunkConfig, limits: Limits = DEFAULT_LIMITS
 ) -> list[ChunkRecord]:
     """One document's chunks, in order, each with its content-derived `chunk_id`."""
-    return _encoded_chunks(document, config, _id_prefix(config), limits)[0]
+    return _encoded_chunks(document, config, chunk_id_prefix(config), limits)[0]
 
 
 INDEX_ID_HEAD = b'{"chunks":['
@@ -276,7 +276,7 @@ def build_index(
     config_json = config.as_json()
     chunks: list[ChunkRecord] = []
     encoded: list[bytes] = []
-    id_prefix = _id_prefix(config)
+    id_prefix = chunk_id_prefix(config)
     for document in ordered:
         records, parts = _encoded_chunks(document, config, id_prefix, limits, given)
         chunks.extend(records)
@@ -293,6 +293,35 @@ def build_index(
         "chunks": chunks,
         "index_id": index_hash.hexdigest(),
     }
+
+
+# How `write_index` frames an index's bytes, and how its `index_id` frames the same
+# documents and chunks (chunks first): shared by every engine that writes one
+# (explorer/engine_ray.py folds workers' pieces into exactly these bytes).
+CHUNKS_HEAD = b'\n],\n"chunks":['
+INDEX_ID_END = b'],"execution_mode":%b,"schema_version":%d}' % (
+    _string(EXECUTION_MODE),
+    SCHEMA_VERSION,
+)
+
+
+def index_head(config_bytes: bytes) -> bytes:
+    """An index file's first bytes, up to its first document."""
+    return b'{"schema_version":%d,"execution_mode":%b,"config":%b,\n"documents":[\n' % (
+        SCHEMA_VERSION,
+        _string(EXECUTION_MODE),
+        config_bytes,
+    )
+
+
+def index_id_middle(config_bytes: bytes) -> bytes:
+    """What the `index_id` hashes between the last chunk and the first document."""
+    return b'],"config":%b,"documents":[' % config_bytes
+
+
+def index_foot(index_id: str) -> bytes:
+    """An index file's last bytes, after its last chunk."""
+    return b'\n],\n"index_id":"%b"}\n' % index_id.encode()
 
 
 class IndexSummary(NamedTuple):
@@ -322,16 +351,12 @@ def write_index(
             ErrorCode.NO_DOCUMENTS, "no document loaded, so there is nothing to chunk"
         )
     config_bytes = canonical_bytes(config.as_json())
-    mode = _string(EXECUTION_MODE)
-    write(
-        b'{"schema_version":%d,"execution_mode":%b,"config":%b,\n"documents":[\n'
-        % (SCHEMA_VERSION, mode, config_bytes)
-    )
+    write(index_head(config_bytes))
     for position, document in enumerate(ordered):
         write((b",\n" if position else b"") + canonical_bytes(document))
-    write(b'\n],\n"chunks":[')
-    index_hash = sha256(b'{"chunks":[')
-    id_prefix = _id_prefix(config)
+    write(CHUNKS_HEAD)
+    index_hash = sha256(INDEX_ID_HEAD)
+    id_prefix = chunk_id_prefix(config)
     count = 0
     for document in ordered:
         records, parts = _encoded_chunks(document, config, id_prefix, limits, given)
@@ -346,10 +371,10 @@ def write_index(
             keep(document, records)
     # The rest of the canonical index, as `build_index` hashes it: each document encoded
     # again rather than held since it was written.
-    index_hash.update(b'],"config":%b,"documents":[' % config_bytes)
+    index_hash.update(index_id_middle(config_bytes))
     for position, document in enumerate(ordered):
         index_hash.update((b"," if position else b"") + canonical_bytes(document))
-    index_hash.update(b'],"execution_mode":%b,"schema_version":%d}' % (mode, SCHEMA_VERSION))
+    index_hash.update(INDEX_ID_END)
     index_id = index_hash.hexdigest()
-    write(b'\n],\n"index_id":"%b"}\n' % index_id.encode())
+    write(index_foot(index_id))
     return IndexSummary(index_id, count)

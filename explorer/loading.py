@@ -7,7 +7,7 @@ already in memory (an upload). Everything after the bytes are in hand is pure.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path, PurePosixPath
@@ -180,14 +180,40 @@ class LoadResult:
     def failures(self) -> tuple[DocumentStatus, ...]:
         return tuple(s for s in self.statuses if not s.ok)
 
-    @property
-    def failure_codes(self) -> tuple[ErrorCode, ...]:
-        """The codes that refused documents, in manifest order."""
-        return tuple(s.status for s in self.statuses if s.status != OK)
-
 
 def _failed(entry: ManifestDocument, error: ExplorerError) -> DocumentStatus:
     return DocumentStatus(entry["source_id"], entry["path"], error.code, error.detail)
+
+
+def load_one(
+    entry: ManifestDocument,
+    reader: SourceReader,
+    max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
+    grammar: Grammar = V1_GRAMMAR,
+) -> tuple[DocumentStatus, DocumentRecord | None, int]:
+    """One document read and verified: its status, its record if it loaded, and how many
+    bytes were read (which count towards `max_total_bytes` even when decoding fails).
+    The step every engine takes per document, in one process or on a worker."""
+    try:
+        data = reader.read(entry["path"], max_bytes)
+    except ExplorerError as error:
+        return _failed(entry, error), None, 0
+    try:
+        record = decode_source(entry, data, grammar)
+    except ExplorerError as error:
+        return _failed(entry, error), None, len(data)
+    detail = f"verified; {len(record['text']):,} characters"
+    return DocumentStatus(entry["source_id"], entry["path"], OK, detail), record, len(data)
+
+
+def require_total_bytes(total: int, max_total_bytes: int) -> None:
+    """`document_too_large` once the documents read hold more than the limit together."""
+    if total > max_total_bytes:
+        raise ExplorerError(
+            ErrorCode.DOCUMENT_TOO_LARGE,
+            f"the manifest's documents hold more than {max_total_bytes:,} bytes together, "
+            f"the limit; raise it with --max-total-bytes N (at most {MAX_TOTAL_BYTES_LIMIT:,})",
+        )
 
 
 def load_documents(
@@ -204,24 +230,29 @@ def load_documents(
     documents = []
     total = 0
     for entry in manifest.documents:
-        try:
-            data = reader.read(entry["path"], max_bytes)
-        except ExplorerError as error:
-            statuses.append(_failed(entry, error))
-            continue
-        total += len(data)
-        if total > max_total_bytes:
-            raise ExplorerError(
-                ErrorCode.DOCUMENT_TOO_LARGE,
-                f"the manifest's documents hold more than {max_total_bytes:,} bytes together, "
-                f"the limit; raise it with --max-total-bytes N (at most {MAX_TOTAL_BYTES_LIMIT:,})",
-            )
-        try:
-            record = decode_source(entry, data, grammar)
-        except ExplorerError as error:
-            statuses.append(_failed(entry, error))
-            continue
-        documents.append(record)
-        detail = f"verified; {len(record['text']):,} characters"
-        statuses.append(DocumentStatus(entry["source_id"], entry["path"], OK, detail))
+        status, record, read = load_one(entry, reader, max_bytes, grammar)
+        total += read
+        require_total_bytes(total, max_total_bytes)
+        statuses.append(status)
+        if record is not None:
+            documents.append(record)
     return LoadResult(tuple(statuses), tuple(documents))
+
+
+def failure_lines(failures: Sequence[DocumentStatus], proceed: bool) -> list[str]:
+    """How the command line reports documents that did not load: a warning each when
+    the run goes on without them (`--skip-failed`), else an error each."""
+    prefix = "warning" if proceed else "error"
+    return [f"{prefix}: {f.status}: {f.source_id}: {f.detail}" for f in failures]
+
+
+def require_loaded(failures: Sequence[DocumentStatus], count: int) -> None:
+    """The refusal of a run with failed documents, under the first one's code."""
+    if failures:
+        first = failures[0].status
+        assert first != OK
+        raise ExplorerError(
+            first,
+            f"{len(failures)} of {count} documents failed to load; "
+            "fix them, or pass --skip-failed to leave them out",
+        )

@@ -19,7 +19,7 @@ from .index import (
     INDEX_ID_HEAD,
     ChunkRecord,
     Index,
-    _id_prefix,
+    chunk_id_prefix,
     chunk_stream,
     index_id_tail,
     write_index,
@@ -115,7 +115,7 @@ def _check_chunks(index: Index, config: ChunkConfig, limits: Limits) -> str:
     so no second index is ever held; return the `index_id` the chunks give."""
     actual = index["chunks"]
     require_chunks_per_index(len(actual), limits)
-    id_prefix = _id_prefix(config)
+    id_prefix = chunk_id_prefix(config)
     index_hash = sha256(INDEX_ID_HEAD)
     i = 0
     grammar = grammar_for(config)
