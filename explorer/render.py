@@ -48,7 +48,9 @@ STYLE = (
     "<style>"
     '[data-testid="stMainBlockContainer"]{padding-top:2.5rem}'
     ".cbx-view{margin-bottom:.5rem;min-width:0}"
-    ".cbx-head{font:600 14px/1.4 sans-serif;margin:0 0 6px;min-height:3.2em}"
+    ".cbx-head{font:600 14px/1.4 sans-serif;margin:0 0 6px}"
+    ".cbx-line{white-space:nowrap;overflow:hidden;text-overflow:ellipsis}"
+    ".cbx-verdicts{white-space:nowrap;overflow-x:auto}"
     ".cbx-head .cbx-sub{font-weight:400;color:#555}"
     ".cbx-verdict{display:inline-block;border-radius:10px;padding:0 8px;margin:2px 4px 0 0;"
     "font:600 12px/1.6 sans-serif}"
@@ -99,7 +101,7 @@ STYLE = (
     ".cbx-mt{height:1px;background:#37474f;opacity:.55}"
     ".cbx-ms{right:50%!important;min-height:2px;background:#c2185b}"
     ".cbx-mf{left:50%!important;min-height:2px;background:#f59e0b}"
-    ".cbx-steps{white-space:nowrap}"
+    ".cbx-steps{display:block;white-space:nowrap}"
     ".cbx-step,.cbx-jump{font:400 12px/1.5 sans-serif;color:#1f3a5f;background:#eef3f8;"
     "border:1px solid #c5d3e2;border-radius:9px;padding:0 7px;margin:0 4px 2px 0;"
     "cursor:pointer}"
@@ -315,24 +317,32 @@ def render_view(
     flagged = sum(1 for names in chunk_flags if names)
     matching = sum(1 for names in chunk_flags if shown.intersection(names))
     low, high = window if window is not None else (0, len(text))
+    # Every header line is one line (cut with an ellipsis, whole on hover), so the views
+    # of all columns start at the same height.
+    sized = size_words(result["config"])
+    named = f"{result['name']} ({sized})"
     head = (
         f'<div class="cbx-view" data-policy="{escape(result["name"])}" '
         f'data-doc="{escape(source_id)}" data-len="{len(text)}" data-window="{low} {high}">'
-        f'<div class="cbx-head">{escape(result["name"])} '
-        f'<span class="cbx-sub">({escape(size_words(result["config"]))})</span><br>'
-        f'<span class="cbx-count" title="chunks of this document; of all documents">'
-        f"{len(chunks):,} chunks in this document</span>"
-        f'<span class="cbx-sub"> · {result["chunk_count"]:,} in all documents</span><br>'
-        f'<span class="cbx-flagcount">{flagged:,} flagged</span>'
+        f'<div class="cbx-head"><div class="cbx-line" title="{escape(named)}">'
+        f'{escape(result["name"])} <span class="cbx-sub">({escape(sized)})</span></div>'
+        f'<div class="cbx-line"><span class="cbx-count" title="chunks of this document; '
+        f'of all documents">{len(chunks):,} chunks in this document</span>'
+        f'<span class="cbx-sub"> · {result["chunk_count"]:,} in all documents</span></div>'
+        f'<div class="cbx-line"><span class="cbx-flagcount">{flagged:,} flagged</span>'
         + (f'<span class="cbx-sub"> · {matching:,} match the filter</span>' if shown else "")
+        + "</div>"
     )
     drawn = [i for i, c in enumerate(chunks) if c["start"] < high and low < c["end"]]
     drawn_marks = [m for m in marks if m.start < high and low < m.end]
     if (low, high) != (0, len(text)):
         which = f"chunks {chunks[drawn[0]]['order']:,} to {chunks[drawn[-1]]['order']:,}"
+        said = (
+            f"this page: characters [{low:,}, {high:,}) of {len(text):,} · "
+            f"{which if drawn else 'no chunk'}"
+        )
         head += (
-            f'<div class="cbx-page" data-window="{low} {high}">this page: characters '
-            f"[{low:,}, {high:,}) of {len(text):,} · {which if drawn else 'no chunk'}</div>"
+            f'<div class="cbx-page cbx-line" data-window="{low} {high}" title="{said}">{said}</div>'
         )
     if len(drawn) + len(drawn_marks) + len(own) > MAX_DRAWN_PIECES:
         return (
@@ -354,7 +364,7 @@ def render_view(
         chunk_flags = [chunk_flags[i] for i in drawn]
     body = render_text(text, chunks, drawn_marks, None, chunk_flags, shown, (low, high))
     return (
-        f"{head}<br>{STEPS}<br>{_verdicts(own)}</div>"
+        f'{head}{STEPS}<div class="cbx-verdicts">{_verdicts(own)}</div></div>'
         f'<div class="cbx-body">{strip}<div class="cbx-doc">{body}</div></div></div>'
     )
 
