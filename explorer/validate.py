@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from hashlib import sha256
 from typing import cast
 
-import orjson
 from pydantic import TypeAdapter
 
 from .config import ChunkConfig
@@ -192,13 +193,12 @@ def _as_written(data: bytes, limits: Limits) -> Index | None:
     path decides and names the difference.
 
     Equal bytes hold exactly the chunks and `index_id` the core rebuilds, and no
-    duplicate key, NaN or long number (the writer writes none): checking them again,
-    value by value, through a parser that calls Python for each key and number, would
-    cost more than the rebuild itself.
+    duplicate key, NaN, long number or lone surrogate (the writer writes none), so the
+    C parser reads them without the strict parser's Python call for each key and number.
     """
     try:
-        raw = orjson.loads(data)
-    except orjson.JSONDecodeError:
+        raw = json.loads(data)
+    except (ValueError, RecursionError):
         return None
     same = _SameBytes(data)
     try:
@@ -206,8 +206,16 @@ def _as_written(data: bytes, limits: Limits) -> Index | None:
         config = parse_config(index["config"])
         _check_documents(index)
         given = _imported_spans(index["chunks"]) if config.chunk_file is not None else None
-        write_index(index["documents"], config, same.write, limits=limits, given=given)
-    except (ExplorerError, _Differs):
+        # A rebuild that gives more chunks than the file holds stops there, as the strict
+        # path's does: a long text under `max_chars: 1` is never chunked whole.
+        most = len(index["chunks"])
+        within = replace(
+            limits,
+            chunks_per_document=min(limits.chunks_per_document, most),
+            chunks_per_index=min(limits.chunks_per_index, most),
+        )
+        write_index(index["documents"], config, same.write, limits=within, given=given)
+    except (ExplorerError, _Differs, ValueError):  # ValueError: a lone surrogate
         return None
     return index if same.at == len(data) else None
 
