@@ -19,10 +19,8 @@ import logging
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Literal, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Annotated, Literal, NamedTuple, Protocol
 
-import numpy as np
-from numpy.typing import NDArray
 from pydantic import ConfigDict, Field, TypeAdapter, model_validator
 from typing_extensions import TypedDict
 
@@ -251,7 +249,12 @@ def score(references: Sequence[Range], retrieved: Sequence[Range]) -> Scores:
 # ---------------------------------------------------------------------------------------
 # Retrievers
 
-Matrix = NDArray[np.float64]
+# numpy is imported where scores are computed: only `evaluate` does, not every command.
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    Matrix = NDArray[np.float64]
 
 
 class Retriever(Protocol):
@@ -330,6 +333,8 @@ def bm25_scores(
     factor (float64), rounded to float32, summed in float32 in the question's word order
     (words no chunk holds left out). So a shard's scores, given the whole's `corpus`,
     are exactly the scores the one process gives the same chunks."""
+    import numpy as np
+
     count = len(terms.lengths)
     matrix = np.zeros((len(questions), count), dtype=np.float64)
     if not count or not corpus.chunks:
@@ -388,7 +393,9 @@ class Embedding:
 
 def embedded(texts: Sequence[str]) -> NDArray[np.float32]:
     """Unit WordLlama vectors of `texts` (256 dimensions), one row each."""
-    from .embedding import embed_texts, wordllama  # numpy and the model only when asked
+    import numpy as np
+
+    from .embedding import embed_texts, wordllama  # the model only when asked
 
     if not texts:
         return np.zeros((0, 256), dtype=np.float32)
@@ -398,6 +405,8 @@ def embedded(texts: Sequence[str]) -> NDArray[np.float32]:
 
 def cosines(asked: NDArray[np.float32], vectors: NDArray[np.float32]) -> Matrix:
     """The (questions, chunks) cosine matrix of unit vectors, in float64."""
+    import numpy as np
+
     product: Matrix = (asked.astype(np.float64) @ vectors.astype(np.float64).T).reshape(
         len(asked), len(vectors)
     )
@@ -406,6 +415,8 @@ def cosines(asked: NDArray[np.float32], vectors: NDArray[np.float32]) -> Matrix:
 
 def ranks(row: Matrix) -> NDArray[np.int64]:
     """Each chunk's 1-based rank in `row`, best first, ties by chunk order."""
+    import numpy as np
+
     order = np.argsort(-row, kind="stable")
     rank = np.empty(len(row), dtype=np.int64)
     rank[order] = np.arange(1, len(row) + 1)
@@ -421,6 +432,8 @@ class Hybrid:
     name: str = "hybrid"
 
     def scores(self, chunks: Sequence[str], questions: Sequence[str]) -> Matrix:
+        import numpy as np
+
         fused = np.zeros((len(questions), len(chunks)))
         for part in self.parts:
             matrix = part.scores(chunks, questions)
@@ -443,6 +456,8 @@ def retriever(name: str) -> Retriever:
 
 def top_k(row: Matrix, k: int) -> list[int]:
     """The positions of the k best scores, best first, ties by position (chunk order)."""
+    import numpy as np
+
     return [int(i) for i in np.argsort(-row, kind="stable")[:k]]
 
 
