@@ -168,7 +168,7 @@ def settings_from_link() -> None:
     seed_columns(settings)
     seed_live_columns(settings)
     if "doc" in st.query_params:
-        st.session_state["doc"] = st.query_params["doc"]
+        st.session_state["doc"] = st.session_state["link_doc"] = st.query_params["doc"]
     st.session_state["link_notes"] = [markdown_literal(note) for note in notes]
 
 
@@ -202,7 +202,7 @@ def choose_source(
             show_drafted(bundle)
     else:
         text = sidebar.text_area(
-            "Markdown, starting with a # heading",
+            "Markdown text (under grammar v1, starting with a # heading)",
             PASTE_EXAMPLE,
             height=260,
             max_chars=MAX_PASTE_CHARS,
@@ -446,6 +446,13 @@ def explore_page(
     source_ids = [d["source_id"] for d in load.documents]
     if st.session_state.get("doc") not in source_ids:
         st.session_state["doc"] = source_ids[0]
+    linked = st.session_state.pop("link_doc", None)
+    if linked is not None and linked not in source_ids:
+        st.warning(
+            f"The link names the document {markdown_literal(repr(linked[:80]))}, which is not "
+            f"among these documents: showing {markdown_literal(repr(source_ids[0]))}. A link "
+            "keeps the settings, not uploaded or pasted text: upload or paste it again."
+        )
     doc = st.sidebar.selectbox("Document", source_ids, key="doc")
     wanted = {"doc": doc, **settings.to_query()}
     if st.query_params.to_dict() != wanted:  # rewrite the link only when it changes

@@ -108,7 +108,9 @@ _ADVICE = {
     ErrorCode.NUL_BYTE: "Remove the NUL bytes (is it a text file?), then pin its new SHA-256.",
     ErrorCode.EMPTY_DOCUMENT: "Give the file some text, or remove it from the manifest.",
     ErrorCode.HEADING_REQUIRED: (
-        "Start the text with a '# ' heading line, then pin its new SHA-256."
+        "Choose the markdown grammar (in the app's sidebar; --grammar markdown on the "
+        "command line), which reads a text without a leading heading; or start the text "
+        "with a '# ' heading line, then pin its new SHA-256."
     ),
 }
 

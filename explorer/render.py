@@ -327,7 +327,8 @@ def render_view(
         f'<div class="cbx-head"><div class="cbx-line" title="{escape(named)}">'
         f'{escape(result["name"])} <span class="cbx-sub">({escape(sized)})</span></div>'
         f'<div class="cbx-line"><span class="cbx-count" title="chunks of this document; '
-        f'of all documents">{len(chunks):,} chunks in this document</span>'
+        f'of all documents">{len(chunks):,} chunk{"" if len(chunks) == 1 else "s"} in this '
+        "document</span>"
         f'<span class="cbx-sub"> · {result["chunk_count"]:,} in all documents</span></div>'
         f'<div class="cbx-line"><span class="cbx-flagcount">{flagged:,} flagged</span>'
         + (f'<span class="cbx-sub"> · {matching:,} match the filter</span>' if shown else "")
@@ -336,11 +337,9 @@ def render_view(
     drawn = [i for i, c in enumerate(chunks) if c["start"] < high and low < c["end"]]
     drawn_marks = [m for m in marks if m.start < high and low < m.end]
     if (low, high) != (0, len(text)):
-        which = f"chunks {chunks[drawn[0]]['order']:,} to {chunks[drawn[-1]]['order']:,}"
-        said = (
-            f"this page: characters [{low:,}, {high:,}) of {len(text):,} · "
-            f"{which if drawn else 'no chunk'}"
-        )
+        first, last = (chunks[drawn[0]]["order"], chunks[drawn[-1]]["order"]) if drawn else (0, 0)
+        which = f"chunks {first:,} to {last:,}" if drawn else "no chunk"
+        said = f"page: [{low:,}, {high:,}) of {len(text):,} chars · {which}"
         head += (
             f'<div class="cbx-page cbx-line" data-window="{low} {high}" title="{said}">{said}</div>'
         )

@@ -979,3 +979,24 @@ def test_a_link_with_bad_columns_names_each_and_keeps_the_rest() -> None:
     assert "'nope' is not one of fixed-char, paragraph, heading-aware" in said
     assert "it repeats a column before it" in said
     assert "Ignored grammar='x'" in said
+
+
+def test_each_column_box_is_titled_with_the_name_the_scoreboard_uses() -> None:
+    at = start()
+    at.selectbox(key="add_column").set_value("heading-aware").run()
+    titles = [shown(m.value) for m in at.sidebar.markdown if m.value.startswith("**")]
+    assert titles == [
+        "**fixed-char**",
+        "**paragraph**",
+        "**heading-aware@220**",
+        "**heading-aware@440**",
+    ]
+
+
+def test_a_link_to_a_document_that_is_not_here_says_so() -> None:
+    at = start(doc="pasted")
+    said = " ".join(shown(w.value) for w in at.warning)
+    assert "The link names the document 'pasted', which is not among these documents" in said
+    assert at.selectbox(key="doc").value == "aster-copy-v1"
+    at.selectbox(key="doc").select("aster-copy-v2").run()
+    assert not at.warning  # said once

@@ -11,8 +11,9 @@ from __future__ import annotations
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from explorer import ChunkConfig, Settings
+from explorer import ChunkConfig, ExplorerError, Settings
 from explorer.config import DEFAULT_GRAMMAR
+from explorer.display import markdown_literal
 from explorer.grammars import GRAMMARS
 from explorer.pipeline import MAX_OWN_COLUMNS
 from explorer.policies import POLICIES, make_config
@@ -114,7 +115,14 @@ def column_controls(sidebar: DeltaGenerator, high: int) -> tuple[ChunkConfig, ..
         "one block) and needs no leading heading.",
     )
     keys: list[str] = st.session_state.setdefault(COLUMNS, list(POLICIES))
-    configs = [_column(sidebar, key, grammar, high, removable=len(keys) > 1) for key in keys]
+    drawn = [_column(sidebar, key, grammar, high, removable=len(keys) > 1) for key in keys]
+    configs = [config for config, _ in drawn]
+    try:  # each box is titled with its column's name in the scoreboard, views and report
+        names = Settings(tuple(configs)).config_names
+    except ExplorerError:  # two columns alike: the page says so; the boxes keep their keys
+        names = [_name(key) for key in keys]
+    for (_, title), name in zip(drawn, names, strict=True):
+        title.markdown(f"**{markdown_literal(name)}**")
     sidebar.selectbox(
         f"Add a column (up to {MAX_OWN_COLUMNS})",
         list(POLICIES),
@@ -130,11 +138,12 @@ def column_controls(sidebar: DeltaGenerator, high: int) -> tuple[ChunkConfig, ..
 
 def _column(
     sidebar: DeltaGenerator, key: str, grammar: str, high: int, removable: bool
-) -> ChunkConfig:
-    """One column's box: its name, its size (and unit and overlap), a button that removes it."""
+) -> tuple[ChunkConfig, DeltaGenerator]:
+    """One column's box: a place for its name, its size (and unit and overlap), a button
+    that removes it."""
     policy = POLICIES[_policy(key)]
     box = sidebar.container(border=True)
-    box.markdown(f"**{_name(key)}**")
+    title = box.empty()
     default = policy.default_max_chars
     if default is None:
         box.caption("No size: one chunk per paragraph of a section.")
@@ -151,7 +160,7 @@ def _column(
         args=(key,),
         disabled=not removable,
     )
-    return config
+    return config, title
 
 
 def _sized(box: DeltaGenerator, key: str, grammar: str, high: int, default: int) -> ChunkConfig:
