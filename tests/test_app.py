@@ -893,8 +893,15 @@ def test_the_chunk_detail_shows_the_page_of_its_chunk() -> None:
     at.selectbox(key="detail_column").set_value("heading-aware").run()
     order = at.number_input(key="detail_order")
     order.set_value(order.max).run()
-    at.button(key="detail_page").click().run()
+    button = at.button(key="detail_page")
+    assert button.label.startswith("Show where it starts in the views (page ")
+    button.click().run()
     assert at.number_input(key="page").value == at.number_input(key="page").max
+    # and the views are sent to its start, on that page (the navigation script scrolls there)
+    target = at.session_state["nav_target"]["offset"]
+    window = re.search(r'data-window="(\d+) (\d+)"', views(at)["heading-aware"])
+    assert window is not None and int(window[1]) <= target < int(window[2])
+    assert f'data-at="{target}"' in views(at)["heading-aware"]
 
 
 # -- choosing the columns of our policies ----------------------------------------------------

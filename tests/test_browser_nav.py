@@ -275,3 +275,22 @@ def test_a_slider_step_keeps_the_views_at_their_line(long_page: Page) -> None:
     expect(view).to_contain_text("max_chars 81", timeout=30_000)
     settle(page)
     wait_for(lambda: set(top_lines(page).values()) == {line})
+
+
+def test_the_chunk_detail_shows_its_chunk_in_every_view(long_page: Page) -> None:
+    page = long_page
+    window = page.locator("[data-policy='paragraph'] .cbx-page")
+    first_page = window.get_attribute("data-window")
+    order = page.get_by_role("spinbutton", name="Chunk order", exact=False)
+    chosen = int(order.get_attribute("max") or "0") - 40  # a fixed-char chunk on the last page
+    order.fill(str(chosen))
+    order.press("Enter")
+    settle(page)
+    button = page.get_by_role("button", name="Show where it starts in the views", exact=False)
+    button.click()
+    expect(window).not_to_have_attribute("data-window", first_page or "", timeout=30_000)
+    settle(page)
+    badge = page.locator(f"[data-policy='fixed-char'] .cbx-doc .cbx-n[data-n='{chosen}']")
+    start = int(badge.get_attribute("data-at") or "-1")
+    wait_for(lambda: inside(page, badge, "fixed-char"))
+    wait_for(partial(all_at_line_of, page, start))

@@ -12,10 +12,7 @@ from explorer.detail import chunk_facts
 from explorer.display import markdown_rows
 from explorer.paging import page_of
 from explorer.render import chunk_text_html
-
-
-def _show_page(number: int) -> None:
-    st.session_state["page"] = number
+from ui.navigation import request_jump
 
 
 def show_detail(
@@ -49,14 +46,13 @@ def show_detail(
     chunk = chunks[position]
     with st.container(border=True, key="chunk_detail"):
         st.table(markdown_rows(chunk_facts(chunk, flagged[name][position])))
-        if len(bounds) > 1:
-            number = page_of(list(bounds), chunk["start"]) + 1
-            st.button(
-                f"Show page {number:,}, where it starts, in the views",
-                key="detail_page",
-                on_click=_show_page,
-                args=(number,),
-            )
+        where = f" (page {page_of(list(bounds), chunk['start']) + 1:,})" if len(bounds) > 1 else ""
+        st.button(
+            f"Show where it starts in the views{where}",
+            key="detail_page",
+            on_click=request_jump,
+            args=(chunk["start"],),
+        )
         st.caption("chunk_id")
         st.code(chunk["chunk_id"], language=None)
         st.caption("Text, exactly (select to copy, or download it)")

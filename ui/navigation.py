@@ -32,6 +32,12 @@ def _on_jump() -> None:
             st.session_state["doc"] = request["doc"]
 
 
+def request_jump(offset: int) -> None:
+    """A button's callback: on the next run, every view goes to `offset` of the document
+    shown, turning the page if it must."""
+    st.session_state["nav_request"] = {"offset": offset}
+
+
 def turn_page(
     doc: str, length: int, bounds: Sequence[tuple[int, int]], columns: Sequence[Column]
 ) -> None:
