@@ -195,10 +195,6 @@ def start_ray(address: str | None) -> Any:
     """The `ray` module, connected: to the cluster at `address`, or a local one on all
     cores. Quiet and offline: no dashboard, no usage statistics."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    if address is None:
-        # Ray starts its workers at niceness 15; on this machine they do the command's
-        # work, so they run at the priority the one process would have.
-        os.environ.setdefault("RAY_worker_niceness", "0")
     try:
         ray = importlib.import_module("ray")
     except ImportError:
