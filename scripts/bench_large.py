@@ -13,9 +13,9 @@ from pathlib import Path
 from playwright.sync_api import Page, sync_playwright
 
 from tests.appserver import CHROMIUM_ARGS, IDLE, chromium_path, running_app
+from tests.test_browser import SIDEBAR_UPLOAD as UPLOAD  # the manifest's, not the chunk files'
 
 BIG = Path(sys.argv[1])
-UPLOAD = "[data-testid='stSidebar'] [data-testid='stFileUploaderDropzoneInput']"
 
 
 def idle(page: Page) -> None:
