@@ -214,7 +214,7 @@ def test_hostile_text_renders_as_text_and_runs_nothing(page: Page) -> None:
         '<img src=x onerror="window.__xss=1;alert(1)"> <script>window.__xss=2</script>\n\n'
         '[link](javascript:alert(3)) <a href="javascript:alert(4)">click</a>\n'
     )
-    area = page.get_by_label("Markdown, starting with a # heading")
+    area = page.get_by_label("Markdown text (under grammar v1, starting with a # heading)")
     area.fill(hostile)
     area.press("Control+Enter")
     view = page.locator(HEADING_AWARE)
@@ -279,7 +279,7 @@ FAITHFUL = (
 
 def paste(page: Page, text: str) -> None:
     choose_source(page, "Paste text", "[data-testid='stSidebar'] textarea")
-    area = page.get_by_label("Markdown, starting with a # heading")
+    area = page.get_by_label("Markdown text (under grammar v1, starting with a # heading)")
     area.fill(text)
     area.press("Control+Enter")
     expect(page.locator(HEADING_AWARE)).to_contain_text("Faithful", timeout=30_000)
