@@ -103,8 +103,9 @@ def _copy(source: str, target: str) -> None:
 
 
 def column_controls(sidebar: DeltaGenerator, high: int) -> tuple[ChunkConfig, ...]:
-    """The grammar, then one block per column (its name, a remove button, its size as a
-    slider beside a number box, its unit and overlap), then a picker that adds one."""
+    """The grammar, then one box per column (its name, its size as a slider beside a
+    number box, its unit and overlap, a button that removes it), then a picker that adds
+    one."""
     grammar = sidebar.radio(
         "Grammar",
         list(GRAMMARS),
