@@ -36,8 +36,6 @@ from .digests import canonical_bytes
 from .documents import DocumentRecord
 from .errors import ErrorCode, ExplorerError
 from .evaluate import (
-    EVALUATION,
-    EVALUATION_VERSION,
     ChunkTerms,
     Columns,
     CorpusTerms,
@@ -52,6 +50,7 @@ from .evaluate import (
     bm25_terms,
     cosines,
     embedded,
+    evaluation_of,
     not_loaded,
     place_question,
     question_result,
@@ -585,13 +584,7 @@ def ray_evaluate(
             )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    evaluation: Evaluation = {
-        "evaluation_version": EVALUATION_VERSION,
-        "retriever": retriever_name,
-        "k": k,
-        "policies": policies,
-    }
-    return EVALUATION.validate_python(evaluation)
+    return evaluation_of(retriever_name, k, policies)
 
 
 def _merged_top_k(

@@ -647,11 +647,19 @@ def evaluate(
                 "questions": results,
             }
         )
+    return evaluation_of(retriever_name, k, policies)
+
+
+def evaluation_of(
+    retriever_name: RetrieverName, k: int, policies: Sequence[PolicyEvaluation]
+) -> Evaluation:
+    """The evaluation file of one run, checked against its declared shape (both engines
+    build it here)."""
     evaluation: Evaluation = {
         "evaluation_version": EVALUATION_VERSION,
         "retriever": retriever_name,
         "k": k,
-        "policies": policies,
+        "policies": list(policies),
     }
     return EVALUATION.validate_python(evaluation)
 
