@@ -12,7 +12,8 @@ The names exported here are the public API, in the order of the work:
 - other pipelines: live columns that call a chunking library (`LIBRARY_POLICIES`), and
   chunk files another pipeline wrote (`ChunkFile`, placed in the documents by `place`);
 - proving: `validate_index` (an index is exactly what its own documents and config
-  give), `check_against_sources` (and what its pinned files give), chunk maps
+  give; `validate_index_file` proves a file of any size without holding its chunks),
+  `check_against_sources` (and what its pinned files give), chunk maps
   (`build_chunk_map`, `decode_chunk_map`, `check_against`);
 - comparing: `explore` and `compare` (every policy's `Column` and the `Report`), span
   checks (`resolve_check`, `evaluate_checks`), and retrieval measured on questions
@@ -66,7 +67,13 @@ from .pipeline import Column, Exploration, Settings, compare, explore
 from .policies import LIBRARY_POLICIES, POLICIES, Policy, make_config, parse_config
 from .report import Report
 from .store import Store
-from .validate import check_against_sources, validate_index, validate_index_bytes
+from .validate import (
+    ValidatedFile,
+    check_against_sources,
+    validate_index,
+    validate_index_bytes,
+    validate_index_file,
+)
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -105,6 +112,7 @@ __all__ = [
     "SourceReader",
     "SpanCheck",
     "Store",
+    "ValidatedFile",
     "build_chunk_map",
     "build_index",
     "check_against",
@@ -134,4 +142,5 @@ __all__ = [
     "sweep_columns",
     "validate_index",
     "validate_index_bytes",
+    "validate_index_file",
 ]

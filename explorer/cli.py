@@ -58,11 +58,11 @@ from .loading import (
 )
 from .manifest import Manifest, parse_manifest, require_unique_source_ids
 from .pipeline import Settings, write_comparison
-from .policies import LIBRARY_POLICIES, POLICIES, make_config, parse_config
+from .policies import LIBRARY_POLICIES, POLICIES, make_config
 from .store import DEFAULT_DB, Failure, Receipt, RunRow, SearchMode, Store
 from .store.wire import history_output, ingest_output, search_output
 from .uploads import manifest_json
-from .validate import check_against_sources, validate_index_bytes
+from .validate import check_against_sources, validate_index_file
 
 if TYPE_CHECKING:
     from .engine_ray import RayRun
@@ -668,17 +668,21 @@ def _index_on_ray(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
 
 
 def _validate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    index = validate_index_bytes(_read(args.file, "index file"), _limits(args))
+    try:
+        with args.file.open("rb") as handle:
+            index = validate_index_file(handle, _limits(args), MAX_INPUT_FILE_BYTES)
+    except OSError as error:
+        raise io_error("read index file", args.file, error) from None
     if args.manifest is not None:
         manifest = parse_manifest(_read(args.manifest, "manifest"))
         require_unique_source_ids(manifest)  # an index is keyed by source_id
         reader = DirectoryReader(args.manifest.parent)
-        grammar = grammar_for(parse_config(index["config"]))
+        grammar = grammar_for(index.config)
         load = load_documents(
             manifest, reader, args.max_document_bytes, args.max_total_bytes, grammar
         )
-        check_against_sources(index, load)
-    print(f"valid {index['index_id']}", file=stdout)
+        check_against_sources(index.documents, load)
+    print(f"valid {index.index_id}", file=stdout)
     return 0
 
 

@@ -2,32 +2,37 @@
 
 from __future__ import annotations
 
+import io
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import partial
 from hashlib import sha256
-from typing import cast
+from typing import BinaryIO, NamedTuple, cast
 
 from pydantic import TypeAdapter
 
 from .config import ChunkConfig
 from .digests import sha
-from .documents import revision_of
+from .documents import DocumentRecord, revision_of
 from .errors import ErrorCode, ExplorerError
 from .grammar import Span
 from .grammars import grammar_for
 from .index import (
+    CHUNKS_HEAD,
     EXECUTION_MODE,
     INDEX_ID_HEAD,
     ChunkRecord,
     Index,
     chunk_id_prefix,
     chunk_stream,
+    index_foot,
     index_id_tail,
     write_index,
 )
 from .jsonio import parse_json
 from .limits import DEFAULT_LIMITS, Limits, require_chunks_per_index
-from .loading import LoadResult
+from .loading import LoadResult, read_at_most
 from .manifest import normal_path
 from .models import validated
 from .policies import parse_config
@@ -174,50 +179,57 @@ class _Differs(Exception):
 
 
 class _SameBytes:
-    """A `write` for `write_index` that compares what it is given with `data` instead,
-    and stops it at the first difference."""
+    """A `write` for `write_index` that compares what it is given with the bytes that
+    `read` returns instead, and stops it at the first difference."""
 
-    def __init__(self, data: bytes) -> None:
-        self.data, self.at = data, 0
+    def __init__(self, read: Callable[[int], bytes]) -> None:
+        self.read = read
 
     def write(self, piece: bytes) -> None:
-        if not self.data.startswith(piece, self.at):
+        if self.read(len(piece)) != piece:
             raise _Differs
-        self.at += len(piece)
 
 
-def _as_written(data: bytes, limits: Limits) -> Index | None:
-    """The index, when `data` is byte for byte what `write_index` writes for the
-    documents and config it holds (as `index --out` and `compare` write one), after the
-    checks of `validate_index` that the rebuild does not make; else None, and the strict
-    path decides and names the difference.
+def _rebuilds_to(
+    frame: object, chunk_count: int, read: Callable[[int], bytes], limits: Limits
+) -> Index | None:
+    """The index `frame` (an index's keys with its chunks, or with none when they are
+    not parsed) when `read` gives byte for byte what `write_index` writes for its
+    documents and config, after the checks of `validate_index` that the rebuild does
+    not make; else None, and the strict path decides and names the difference.
 
     Equal bytes hold exactly the chunks and `index_id` the core rebuilds, and no
     duplicate key, NaN, long number or lone surrogate (the writer writes none), so the
     C parser reads them without the strict parser's Python call for each key and number.
     """
+    same = _SameBytes(read)
     try:
-        raw = json.loads(data)
-    except (ValueError, RecursionError):
-        return None
-    same = _SameBytes(data)
-    try:
-        index = _check_shape(raw)
+        index = _check_shape(frame)
         config = parse_config(index["config"])
         _check_documents(index)
         given = _imported_spans(index["chunks"]) if config.chunk_file is not None else None
         # A rebuild that gives more chunks than the file holds stops there, as the strict
         # path's does: a long text under `max_chars: 1` is never chunked whole.
-        most = len(index["chunks"])
         within = replace(
             limits,
-            chunks_per_document=min(limits.chunks_per_document, most),
-            chunks_per_index=min(limits.chunks_per_index, most),
+            chunks_per_document=min(limits.chunks_per_document, chunk_count),
+            chunks_per_index=min(limits.chunks_per_index, chunk_count),
         )
         write_index(index["documents"], config, same.write, limits=within, given=given)
     except (ExplorerError, _Differs, ValueError):  # ValueError: a lone surrogate
         return None
-    return index if same.at == len(data) else None
+    return index if not read(1) else None
+
+
+def _as_written(data: bytes, limits: Limits) -> Index | None:
+    """`_rebuilds_to` of a whole index in memory."""
+    try:
+        raw = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(raw, dict) or not isinstance(raw.get("chunks"), list):
+        return None
+    return _rebuilds_to(raw, len(raw["chunks"]), io.BytesIO(data).read, limits)
 
 
 def validate_index_bytes(data: bytes, limits: Limits = DEFAULT_LIMITS) -> Index:
@@ -228,13 +240,98 @@ def validate_index_bytes(data: bytes, limits: Limits = DEFAULT_LIMITS) -> Index:
     return validate_index(parse_json(data, ErrorCode.INVALID_CHUNK_INDEX, "index file"), limits)
 
 
-def check_against_sources(index: Index, load: LoadResult) -> None:
+class ValidatedFile(NamedTuple):
+    """A valid index file's config, documents and `index_id`, and how many chunks it
+    holds (each proved to be what the documents and config rebuild, none kept)."""
+
+    config: ChunkConfig
+    documents: list[DocumentRecord]
+    index_id: str
+    chunk_count: int
+
+    @classmethod
+    def of(cls, index: Index) -> ValidatedFile:
+        config = parse_config(index["config"])
+        return cls(config, index["documents"], index["index_id"], len(index["chunks"]))
+
+
+# Where `write_index`'s frame puts the chunks: after a line of its own, and before a
+# foot of fixed length (`index_foot`).
+_CHUNKS_LINE = CHUNKS_HEAD.rsplit(b"\n", 1)[1] + b"\n"
+_FOOT_BYTES = len(index_foot("0" * 64))
+_COUNT_PIECE = 64 * 1024
+
+
+def _streamed(handle: BinaryIO, limits: Limits, longest_line: int) -> ValidatedFile | None:
+    """`_rebuilds_to` of an index file read as it is compared, its chunks never parsed
+    nor held: memory for its documents, whatever the number of its chunks. None when
+    the file is not laid out as `write_index` writes it (a line of each document)."""
+    frame: list[bytes] = []
+    for line in iter(partial(handle.readline, longest_line + 1), b""):
+        if len(line) > longest_line:
+            return None
+        frame.append(line)
+        if line == _CHUNKS_LINE:
+            break
+    else:
+        return None
+    chunks_at = handle.tell() - 1  # the newline before the first chunk, or the foot
+    end = handle.seek(0, io.SEEK_END)
+    if end - _FOOT_BYTES < chunks_at:
+        return None
+    handle.seek(end - _FOOT_BYTES)
+    foot = handle.read(_FOOT_BYTES)
+    index_id = foot[len(index_foot("")) - 3 : -3]
+    if foot != index_foot(index_id.decode("ascii", "replace")):
+        return None
+    # One newline before each chunk (JSON text escapes every newline in its strings).
+    handle.seek(chunks_at)
+    count, left = 0, end - _FOOT_BYTES - chunks_at
+    while left:
+        piece = handle.read(min(left, _COUNT_PIECE))
+        count, left = count + piece.count(b"\n"), left - len(piece)
+    try:
+        raw = json.loads(b"".join(frame) + b'],"index_id":"%b"}' % index_id)
+    except (ValueError, RecursionError):
+        return None
+    del frame
+    if not isinstance(raw, dict) or raw.get("chunks") != []:
+        return None
+    handle.seek(0)
+    index = _rebuilds_to(raw, count, handle.read, limits)
+    if index is None:
+        return None
+    return ValidatedFile(
+        parse_config(index["config"]), index["documents"], index["index_id"], count
+    )
+
+
+def validate_index_file(
+    handle: BinaryIO, limits: Limits = DEFAULT_LIMITS, in_memory: int = 512 * 2**20
+) -> ValidatedFile:
+    """An index file validated. A file as `index --out`, `compare` and `--engine ray`
+    write one is compared as it is rebuilt, its chunks never held (any size); any other
+    is read whole, up to `in_memory` bytes, by the strict path, which names what differs."""
+    streamed = _streamed(handle, limits, in_memory)
+    if streamed is not None:
+        return streamed
+    handle.seek(0)
+    data = read_at_most(handle, in_memory)
+    if data is None:
+        raise _refuse(
+            f"the file is not laid out as `index` writes one, and larger than "
+            f"{in_memory // 2**20} MiB for the check that names what differs"
+        )
+    return ValidatedFile.of(validate_index_bytes(data, limits))
+
+
+def check_against_sources(documents: Sequence[DocumentRecord], load: LoadResult) -> None:
     """Refuse a validated index unless each of its documents is exactly what its source
     file loads to, and no document that loads is left out: text edited with every digest
     recomputed, or a `sha256` replaced, is caught here and only here."""
     loaded = {document["source_id"]: document for document in load.documents}
     failed = {status.source_id: status for status in load.failures}
-    for position, document in enumerate(index["documents"]):
+    for position, document in enumerate(documents):
         where = f"documents[{position}] ({document['source_id']!r})"
         source = loaded.pop(document["source_id"], None)
         if source is None:
@@ -254,7 +351,9 @@ def check_against_sources(index: Index, load: LoadResult) -> None:
 
 __all__ = [
     "EXECUTION_MODE",
+    "ValidatedFile",
     "check_against_sources",
     "validate_index",
     "validate_index_bytes",
+    "validate_index_file",
 ]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+import io
 import json
+import tracemalloc
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -12,7 +14,16 @@ from typing import Any
 import orjson
 import pytest
 
-from explorer import digest, parse_config, sha, validate_index_bytes
+from explorer import (
+    digest,
+    make_config,
+    parse_config,
+    sha,
+    validate_index_bytes,
+    validate_index_file,
+)
+from explorer.documents import document_record
+from explorer.errors import ErrorCode, ExplorerError
 from explorer.index import write_index
 from tests.conftest import POLICY_SIZES, golden_index, run_cli
 
@@ -225,3 +236,68 @@ def test_missing_index_file_is_an_io_error(tmp_path: Path) -> None:
     result = run_cli("validate", tmp_path / "absent.json")
     assert result.code == 2
     assert result.err.startswith("error: io_error: cannot read index file")
+
+
+def _written(documents: list[Any], config: Any) -> bytes:
+    pieces: list[bytes] = []
+    write_index(documents, config, pieces.append)
+    return b"".join(pieces)
+
+
+def test_a_file_as_written_is_validated_as_it_is_read() -> None:
+    """No more of the file in memory than its documents: one larger than `in_memory`
+    validates when it is what `write_index` writes, and a copy tampered anywhere is
+    refused, saying why it was not checked in memory."""
+    index = golden_index("fixed-char")
+    data = _written(index["documents"], parse_config(index["config"]))
+    valid = validate_index_file(io.BytesIO(data), in_memory=len(data) // 4)
+    assert valid.index_id == index["index_id"]
+    assert valid.chunk_count == len(index["chunks"])
+    assert valid.documents == index["documents"]
+    assert valid.config == parse_config(index["config"])
+    tampered = data.replace(b'"order":3,', b'"order":4,', 1)
+    with pytest.raises(ExplorerError) as refused:
+        validate_index_file(io.BytesIO(tampered), in_memory=len(data) // 4)
+    assert refused.value.code is ErrorCode.INVALID_CHUNK_INDEX
+    assert "not laid out as `index` writes one" in refused.value.detail
+    with pytest.raises(ExplorerError) as named:  # within the limit: the difference named
+        validate_index_file(io.BytesIO(tampered))
+    assert "chunks[3].order is 4" in named.value.detail
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda data: data + b"{}",  # after the foot
+        lambda data: data[:-2],  # the foot cut
+        lambda data: data.replace(b'\n],\n"chunks":[\n', b'\n],\n"chunks":[', 1),
+        lambda data: data.replace(b"},\n{", b"},{", 1),  # two chunks on a line
+        lambda data: data.replace(b',"chunks":[', b',"chunks":[{}', 1),
+    ],
+    ids=["trailing", "cut", "joined head", "joined chunks", "extra"],
+)
+def test_a_file_laid_out_otherwise_takes_the_strict_path(edit: Callable[[bytes], bytes]) -> None:
+    index = golden_index("paragraph")
+    data = edit(_written(index["documents"], parse_config(index["config"])))
+    with pytest.raises(ExplorerError) as refused:
+        validate_index_file(io.BytesIO(data), in_memory=8)
+    assert "not laid out as `index` writes one" in refused.value.detail
+
+
+def test_validating_a_file_holds_its_documents_not_its_chunks() -> None:
+    """80 documents in 40-character chunks: the file is mostly chunks, and the memory
+    validating it takes stays a fraction of the file's size."""
+    body = "\n\n".join(f"Paragraph {n} holds a qualifier, only after review." for n in range(80))
+    documents = []
+    for n in range(80):
+        text = f"# Page {n}\n\n{body}\n"
+        fields = {"source_id": f"page-{n:03d}", "version": "1", "path": f"page-{n:03d}.md"}
+        documents.append(document_record({**fields, "sha256": sha(text)}, text))
+    config = make_config("fixed-char", 40)
+    data = _written(documents, config)
+    tracemalloc.start()
+    valid = validate_index_file(io.BytesIO(data))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert valid.chunk_count > 6_000
+    assert peak < len(data) / 3, (peak, len(data))
