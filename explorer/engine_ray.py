@@ -94,12 +94,10 @@ Item = TypeVar("Item")
 
 
 class ColumnPiece(NamedTuple):
-    """One document's chunks under one column's config: their canonical JSON joined by
-    ",\n" (as an index file holds them), how many, and a refusal of the whole run
-    (`too_many_chunks`) as (code, detail)."""
+    """One document's chunks under one column's config: each one's canonical JSON, and
+    a refusal of the whole run (`too_many_chunks`) as (code, detail)."""
 
-    chunks: bytes
-    chunk_count: int
+    chunks: tuple[bytes, ...]
     refusal: tuple[ErrorCode, str] | None
 
 
@@ -124,8 +122,8 @@ def _chunked(
             records.append(chunk)
             parts.append(encoded)
     except ExplorerError as error:
-        return ColumnPiece(b"", 0, (error.code, error.detail)), []
-    return ColumnPiece(b",\n".join(parts), len(parts), None), records
+        return ColumnPiece((), (error.code, error.detail)), []
+    return ColumnPiece(tuple(parts), None), records
 
 
 def load_shard(
@@ -312,16 +310,19 @@ class IndexFold:
             if self.refusals[column] is not None:  # refused: only the statuses still count
                 continue
             try:
-                require_chunks_per_index(count + part.chunk_count, self.limits)
+                require_chunks_per_index(count + len(part.chunks), self.limits)
             except ExplorerError as error:
                 self.refusals[column] = (error.code, error.detail)
                 continue
-            if part.chunk_count:
-                hashed = part.chunks.replace(b",\n", b",")
-                self.hashes[column].update(b"," + hashed if count else hashed)
+            if part.chunks:
+                update = self.hashes[column].update
+                for number, encoded in enumerate(part.chunks, count):
+                    if number:
+                        update(b",")
+                    update(encoded)
                 if self.spool_chunks:
-                    chunks.write((b",\n" if count else b"\n") + part.chunks)
-                self.counts[column] += part.chunk_count
+                    chunks.write((b",\n" if count else b"\n") + b",\n".join(part.chunks))
+                self.counts[column] += len(part.chunks)
 
     def check_loaded(self, proceed: bool, notes: Callable[[str], object], doing: str) -> None:
         """The failures reported as one process reports them (manifest order), and the
@@ -346,30 +347,32 @@ class IndexFold:
         """The index file's bytes, as `write_index` writes them, from the spools."""
         config_bytes = canonical_bytes(self.configs[0].as_json())
         write(index_head(config_bytes))
-        for position, line in enumerate(self._documents()):
-            write((b",\n" if position else b"") + line)
+        index_id = self.index_id(
+            0, lambda position, line: write(b",\n" + line if position else line)
+        )
         write(CHUNKS_HEAD)
         with (self.folder / "chunks").open("rb") as chunks:
             while piece := chunks.read(_COPY_PIECE):
                 write(piece)
-        index_id = self.index_id(0)
         write(index_foot(index_id))
         return IndexSummary(index_id, self.counts[0])
 
-    def index_id(self, column: int) -> str:
-        """A column's `index_id`: its chunks were hashed as they came; then the documents."""
+    def index_id(self, column: int, also: Callable[[int, bytes], object] | None = None) -> str:
+        """A column's `index_id`: its chunks were hashed as they came; then the documents,
+        read back once (each also passed to `also` with its position, when given)."""
         final = self.hashes[column].copy()
         final.update(index_id_middle(canonical_bytes(self.configs[column].as_json())))
-        for position, line in enumerate(self._documents()):
-            final.update((b"," if position else b"") + line)
+        with (self.folder / "documents").open("rb") as documents:
+            for position, line in enumerate(documents):
+                line = line.removesuffix(b"\n")
+                if position:
+                    final.update(b",")
+                final.update(line)
+                if also is not None:
+                    also(position, line)
         final.update(INDEX_ID_END)
         digest: str = final.hexdigest()
         return digest
-
-    def _documents(self) -> Iterator[bytes]:
-        with (self.folder / "documents").open("rb") as documents:
-            for line in documents:
-                yield line.removesuffix(b"\n")
 
 
 def _spool_folder() -> Path:

@@ -255,7 +255,7 @@ def test_documents_of_a_lost_worker_are_named_one_by_one(tmp_path: Path) -> None
     """A shard whose retries ran out: its documents are reported, each by name, and the
     run is refused unless --skip-failed."""
     config = make_config("paragraph")
-    column = ColumnPiece(b"", 0, None)
+    column = ColumnPiece((), None)
     loaded = DocumentPiece(0, DocumentStatus("a", "a.md", "ok", ""), 5, b'{"x":1}', (column,))
     pieces = [loaded, lost_piece(2, "c"), lost_piece(1, "b")]
     fold = IndexFold((config,), DEFAULT_LIMITS, 100, tmp_path)
