@@ -310,17 +310,19 @@ def validate_index_file(
     handle: BinaryIO, limits: Limits = DEFAULT_LIMITS, in_memory: int = 512 * 2**20
 ) -> ValidatedFile:
     """An index file validated. A file as `index --out`, `compare` and `--engine ray`
-    write one is compared as it is rebuilt, its chunks never held (any size); any other
-    is read whole, up to `in_memory` bytes, by the strict path, which names what differs."""
-    streamed = _streamed(handle, limits, in_memory)
-    if streamed is not None:
-        return streamed
-    handle.seek(0)
+    write one is compared as it is rebuilt, its chunks never held (any size); any other,
+    or a pipe, is read whole, up to `in_memory` bytes, by the strict path, which names
+    what differs."""
+    if handle.seekable():
+        streamed = _streamed(handle, limits, in_memory)
+        if streamed is not None:
+            return streamed
+        handle.seek(0)
     data = read_at_most(handle, in_memory)
     if data is None:
         raise _refuse(
-            f"the file is not laid out as `index` writes one, and larger than "
-            f"{in_memory // 2**20} MiB for the check that names what differs"
+            f"larger than {in_memory // 2**20} MiB, which only a file (not a pipe) laid "
+            "out as `index` writes one may be"
         )
     return ValidatedFile.of(validate_index_bytes(data, limits))
 

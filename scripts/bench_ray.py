@@ -21,6 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 POLICY = ["--policy", "heading-aware", "--max-chars", "1200", "--grammar", "markdown"]
 LIMITS = ["--max-total-bytes", str(4 * 2**30), "--max-chunks", "10000000"]
+# As a person's shell runs them: Python keeps compiled modules (this sandbox's
+# PYTHONDONTWRITEBYTECODE would make the driver and every Ray worker compile afresh).
+ENVIRONMENT = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def _peak_rss(pid: int) -> int:
@@ -39,7 +42,7 @@ def run(manifest: Path, engine: str, out: Path) -> tuple[float, int]:
     command = [sys.executable, "-m", "explorer", "index", str(manifest), *POLICY, *LIMITS]
     command += ["--engine", engine, "--out", str(out)]
     started = time.perf_counter()
-    process = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE)
+    process = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE, env=ENVIRONMENT)
     peak = 0
     while process.poll() is None:
         peak = max(peak, _peak_rss(process.pid))
