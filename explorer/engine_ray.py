@@ -15,6 +15,7 @@ is bounded by the shards in flight, whatever the size of the documents.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import logging
 import os
@@ -23,6 +24,7 @@ import tempfile
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from hashlib import sha256
 from itertools import islice
 from pathlib import Path
@@ -126,6 +128,16 @@ def _chunked(
     return ColumnPiece(tuple(parts), None), records
 
 
+@cache
+def _out_of_the_collectors_way() -> None:
+    """Once in each worker: the objects it holds by now (Ray's own, hundreds of
+    thousands) moved out of reach of Python's cyclic garbage collector, whose every full
+    pass would otherwise walk them all again while the shards' chunks are built (two
+    workers on 54 MB: 16 s of CPU, 14 s with them moved)."""
+    gc.collect()
+    gc.freeze()
+
+
 def load_shard(
     entries: Sequence[Entry],
     reader: SourceReader,
@@ -136,6 +148,7 @@ def load_shard(
 ) -> Iterator[tuple[DocumentPiece, DocumentRecord | None, list[list[ChunkRecord]]]]:
     """Each document of a shard loaded on its own and chunked under every config: its
     piece, its record (None if it did not load), and its chunk records per config."""
+    _out_of_the_collectors_way()
     prefixes = [chunk_id_prefix(config) for config in configs]
     for position, entry in entries:
         status, record, read = load_one(entry, reader, max_bytes, grammar)
