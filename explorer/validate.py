@@ -290,11 +290,14 @@ def _streamed(handle: BinaryIO, limits: Limits, longest_line: int) -> ValidatedF
     while left:
         piece = handle.read(min(left, _COUNT_PIECE))
         count, left = count + piece.count(b"\n"), left - len(piece)
+    frame.append(b'],"index_id":"%b"}' % index_id)
+    head = b"".join(frame)
+    frame.clear()  # the documents' JSON held once while it is parsed, not three times
     try:
-        raw = json.loads(b"".join(frame) + b'],"index_id":"%b"}' % index_id)
+        raw = json.loads(head)
     except (ValueError, RecursionError):
         return None
-    del frame
+    del head
     if not isinstance(raw, dict) or raw.get("chunks") != []:
         return None
     handle.seek(0)
