@@ -400,10 +400,16 @@ def test_dropping_plain_markdown_files_builds_a_manifest(page: Page, tmp_path: P
     wait_idle(page)
     expect(page.get_by_text("so one was built: 2 documents")).to_be_visible()
     page.get_by_text("The built manifest", exact=True).click()
+    button = page.locator(
+        "[data-testid='stDownloadButton'] button >> visible=true",
+        has_text="Download the built manifest",
+    )
+    expect(button).to_be_enabled()
+    # Every rerun done: a button clicked as it is replaced starts no download.
+    expect(page.locator("[data-stale='true']")).to_have_count(0, timeout=30_000)
+    wait_idle(page)
     with page.expect_download() as info:
-        page.locator(
-            "[data-testid='stDownloadButton'] button", has_text="Download the built manifest"
-        ).click()
+        button.click()
     saved = tmp_path / "manifest.json"
     info.value.save_as(saved)
     process = run_module("compare", saved)
