@@ -670,7 +670,8 @@ def _index_on_ray(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
 def _validate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     try:
         with args.file.open("rb") as handle:
-            index = validate_index_file(handle, _limits(args), MAX_INPUT_FILE_BYTES)
+            documents = max(MAX_INPUT_FILE_BYTES, 2 * args.max_total_bytes)
+            index = validate_index_file(handle, _limits(args), MAX_INPUT_FILE_BYTES, documents)
     except OSError as error:
         raise io_error("read index file", args.file, error) from None
     if args.manifest is not None:

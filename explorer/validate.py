@@ -262,14 +262,21 @@ _FOOT_BYTES = len(index_foot("0" * 64))
 _COUNT_PIECE = 64 * 1024
 
 
-def _streamed(handle: BinaryIO, limits: Limits, longest_line: int) -> ValidatedFile | None:
+def _streamed(handle: BinaryIO, limits: Limits, most: int) -> ValidatedFile | None:
     """`_rebuilds_to` of an index file read as it is compared, its chunks never parsed
-    nor held: memory for its documents, whatever the number of its chunks. None when
-    the file is not laid out as `write_index` writes it (a line of each document)."""
+    nor held: memory for its documents (at most `most` bytes of their JSON, else
+    `document_too_large`), whatever the number of its chunks. None when the file is not
+    laid out as `write_index` writes it (a line of each document)."""
     frame: list[bytes] = []
-    for line in iter(partial(handle.readline, longest_line + 1), b""):
-        if len(line) > longest_line:
-            return None
+    held = 0
+    for line in iter(partial(handle.readline, most + 1 - held), b""):
+        held += len(line)
+        if held > most:
+            raise ExplorerError(
+                ErrorCode.DOCUMENT_TOO_LARGE,
+                f"the index's documents take more than {most:,} bytes of JSON, the limit; "
+                "raise it with --max-total-bytes N (it admits twice N)",
+            )
         frame.append(line)
         if line == _CHUNKS_LINE:
             break
@@ -310,14 +317,17 @@ def _streamed(handle: BinaryIO, limits: Limits, longest_line: int) -> ValidatedF
 
 
 def validate_index_file(
-    handle: BinaryIO, limits: Limits = DEFAULT_LIMITS, in_memory: int = 512 * 2**20
+    handle: BinaryIO,
+    limits: Limits = DEFAULT_LIMITS,
+    in_memory: int = 512 * 2**20,
+    documents_bytes: int = 512 * 2**20,
 ) -> ValidatedFile:
     """An index file validated. A file as `index --out`, `compare` and `--engine ray`
-    write one is compared as it is rebuilt, its chunks never held (any size); any other,
-    or a pipe, is read whole, up to `in_memory` bytes, by the strict path, which names
-    what differs."""
+    write one is compared as it is rebuilt, its chunks never held (any number), its
+    documents' JSON at most `documents_bytes`; any other, or a pipe, is read whole, up
+    to `in_memory` bytes, by the strict path, which names what differs."""
     if handle.seekable():
-        streamed = _streamed(handle, limits, in_memory)
+        streamed = _streamed(handle, limits, documents_bytes)
         if streamed is not None:
             return streamed
         handle.seek(0)

@@ -274,13 +274,15 @@ def test_a_file_as_written_is_validated_as_it_is_read() -> None:
         lambda data: data[:-2],  # the foot cut
         lambda data: data.replace(b'\n],\n"chunks":[\n', b'\n],\n"chunks":[', 1),
         lambda data: data.replace(b"},\n{", b"},{", 1),  # two chunks on a line
-        lambda data: data.replace(b',"chunks":[', b',"chunks":[{}', 1),
+        lambda data: data.replace(b'"chunks":[\n', b'"chunks":[{},\n', 1),
     ],
     ids=["trailing", "cut", "joined head", "joined chunks", "extra"],
 )
 def test_a_file_laid_out_otherwise_takes_the_strict_path(edit: Callable[[bytes], bytes]) -> None:
     index = golden_index("paragraph")
-    data = edit(_written(index["documents"], parse_config(index["config"])))
+    written = _written(index["documents"], parse_config(index["config"]))
+    data = edit(written)
+    assert data != written
     with pytest.raises(ExplorerError) as refused:
         validate_index_file(io.BytesIO(data), in_memory=8)
     assert "laid out as `index` writes one may be" in refused.value.detail
@@ -315,3 +317,13 @@ def test_an_index_through_a_pipe_is_read_whole(tmp_path: Path) -> None:
     result = run_cli("validate", pipe)
     writer.join()
     assert (result.code, result.out, result.err) == (0, f"valid {index['index_id']}\n", "")
+
+
+def test_an_index_whose_documents_pass_the_limit_is_refused_before_it_is_held() -> None:
+    index = golden_index("paragraph")
+    data = _written(index["documents"], parse_config(index["config"]))
+    with pytest.raises(ExplorerError) as refused:
+        validate_index_file(io.BytesIO(data), documents_bytes=1_000)
+    assert refused.value.code is ErrorCode.DOCUMENT_TOO_LARGE
+    assert "more than 1,000 bytes of JSON" in refused.value.detail
+    assert "--max-total-bytes" in refused.value.detail
