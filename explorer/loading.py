@@ -7,8 +7,9 @@ already in memory (an upload). Everything after the bytes are in hand is pure.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO, Final, Literal, Protocol
@@ -79,17 +80,34 @@ class DirectoryReader:
     """Files below one folder (the manifest's); links may not lead out of it."""
 
     base: Path
+    # Each sub-folder's real path, resolved once for all the files in it.
+    _folders: dict[PurePosixPath, str] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @cached_property
     def _root(self) -> str:
         """The folder's real path, resolved once for all its files."""
         return os.path.realpath(self.base)
 
+    def _real_path(self, relative: PurePosixPath) -> str:
+        """`os.path.realpath(root / relative, strict=True)`, without resolving the same
+        folders again for every file: the file's folder once, then its own name (a link
+        resolved in full). OSError if nothing is there."""
+        folder = self._folders.get(relative.parent)
+        if folder is None:
+            folder = os.path.realpath(os.path.join(self._root, relative.parent), strict=True)
+            self._folders[relative.parent] = folder
+        target = os.path.join(folder, relative.name)
+        if stat.S_ISLNK(os.lstat(target).st_mode):
+            return os.path.realpath(target, strict=True)
+        return target
+
     def read(self, path: str, max_bytes: int) -> bytes:
         relative = check_relative_path(path)
         root = self._root
         try:
-            target = os.path.realpath(os.path.join(root, relative), strict=True)
+            target = self._real_path(relative)
         except OSError:
             raise ExplorerError(ErrorCode.SOURCE_NOT_FOUND, f"no file at {path!r}") from None
         if target != root and not target.startswith(os.path.join(root, "")):

@@ -94,6 +94,34 @@ def test_link_inside_the_folder_is_fine(make_manifest: ManifestBuilder, tmp_path
     assert run_cli("compare", manifest).code == 0
 
 
+def test_folder_link_leading_outside(make_manifest: ManifestBuilder, tmp_path: Path) -> None:
+    # Each file of a linked folder is refused, not only the first (folders are resolved
+    # once for all their files).
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    (outside / "a.md").write_bytes(GOOD)
+    (outside / "b.md").write_bytes(GOOD)
+    os.symlink(outside, tmp_path / "docs")
+    documents = [entry("docs/a.md", source_id="a"), entry("docs/b.md", source_id="b")]
+    manifest = make_manifest({}, documents=documents)
+    result = run_cli("compare", manifest, "--skip-failed")
+    assert result.code == 2, result.err
+    assert result.err.count("path_outside_manifest") == 2, result.err
+    assert "link that leads outside" in result.err
+
+
+def test_folder_link_inside_the_folder_is_fine(
+    make_manifest: ManifestBuilder, tmp_path: Path
+) -> None:
+    manifest = make_manifest({"real/a.md": GOOD, "real/b.md": GOOD})
+    os.symlink(tmp_path / "real", tmp_path / "alias")
+    documents = [entry("alias/a.md", source_id="a"), entry("real/b.md", source_id="b")]
+    manifest = make_manifest({}, documents=documents)
+    result = run_cli("index", manifest, "--policy", "paragraph")
+    assert result.code == 0, result.err
+    assert [d["path"] for d in json.loads(result.out)["documents"]] == ["alias/a.md", "real/b.md"]
+
+
 def test_not_utf8(make_manifest: ManifestBuilder) -> None:
     data = b"# T\n\nbad \xc3\x28 byte\n"
     assert "not UTF-8" in refused(make_manifest({"doc.md": data}), "not_utf8")

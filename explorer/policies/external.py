@@ -12,7 +12,6 @@ in order (explorer/locate.py).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any, ClassVar, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -57,6 +56,10 @@ class LibraryPolicy:
     default_max_chars: int | None = 500
 
     def installed_version(self) -> str:
+        # Imported here: importlib.metadata costs every command ~15 ms to import, and only
+        # a library's column asks for a version.
+        from importlib.metadata import PackageNotFoundError, version
+
         try:
             return version(self.distribution)
         except PackageNotFoundError:
