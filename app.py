@@ -484,7 +484,7 @@ def explore_page(
     st.html(LEGEND)
     text, marks_key = exploration.text(doc), checks_key(exploration.checks)
     bounds = pages(text)
-    turn_page(doc, len(text), bounds, columns)
+    turn_page(doc, len(text), bounds, columns, flagged, shown)
     window = page_picker(bounds)
     for place, column in zip(st.columns(len(columns)), columns, strict=True):
         with place:

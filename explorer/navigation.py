@@ -85,19 +85,28 @@ def step_boundary(starts: Sequence[int], offset: int, step: int) -> int | None:
     return starts[before - 1] if before > 0 else None
 
 
-def jump_target(value: object, length: int, starts: Mapping[str, Sequence[int]]) -> int | None:
+def jump_target(
+    value: object,
+    length: int,
+    starts: Mapping[str, Sequence[int]],
+    matching: Mapping[str, Sequence[int]],
+) -> int | None:
     """Where a jump the page asked for lands, an offset in `[0, length]`; None for a
     request that is not one. `{"offset": n}` lands at n; with `"column"` and `"step"`
-    (1 or -1), at that column's next or previous chunk start from n (its chunk `starts`)."""
+    (1 or -1), at that column's next or previous chunk start from n (its chunk `starts`),
+    and with `"match": true` too, its next or previous start of a chunk that the flag
+    filter matches (`matching`)."""
     if not isinstance(value, Mapping):
         return None
     offset, column, step = value.get("offset"), value.get("column"), value.get("step", 0)
+    match = value.get("match", False)
     if type(offset) is not int or type(step) is not int or step not in _STEPS:
         return None
-    if not 0 <= offset <= length:
+    if type(match) is not bool or not 0 <= offset <= length:
         return None
     if not step:
         return offset
-    if not isinstance(column, str) or column not in starts:
+    among = matching if match else starts
+    if not isinstance(column, str) or column not in among:
         return None
-    return step_boundary(starts[column], offset, step)
+    return step_boundary(among[column], offset, step)

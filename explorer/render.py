@@ -106,6 +106,7 @@ STYLE = (
     "border:1px solid #c5d3e2;border-radius:9px;padding:0 7px;margin:0 4px 2px 0;"
     "cursor:pointer}"
     ".cbx-step:hover,.cbx-jump:hover{background:#dde8f3}"
+    ".cbx-step:disabled{color:#888;background:#f4f4f4;border-color:#ddd;cursor:default}"
     "</style>"
 )
 
@@ -317,13 +318,16 @@ def render_view(
     flagged = sum(1 for names in chunk_flags if names)
     matching = sum(1 for names in chunk_flags if shown.intersection(names))
     low, high = window if window is not None else (0, len(text))
+    # The flags the filter asks for, for the steps from match to match.
+    filtered = f' data-shown="{escape(" ".join(sorted(shown)))}"' if shown else ""
     # Every header line is one line (cut with an ellipsis, whole on hover), so the views
     # of all columns start at the same height.
     sized = size_words(result["config"])
     named = f"{result['name']} ({sized})"
     head = (
         f'<div class="cbx-view" data-policy="{escape(result["name"])}" '
-        f'data-doc="{escape(source_id)}" data-len="{len(text)}" data-window="{low} {high}">'
+        f'data-doc="{escape(source_id)}" data-len="{len(text)}" data-window="{low} {high}"'
+        f"{filtered}>"
         f'<div class="cbx-head"><div class="cbx-line" title="{escape(named)}">'
         f'{escape(result["name"])} <span class="cbx-sub">({escape(sized)})</span></div>'
         f'<div class="cbx-line"><span class="cbx-count" title="chunks of this document; '
@@ -363,19 +367,37 @@ def render_view(
         chunk_flags = [chunk_flags[i] for i in drawn]
     body = render_text(text, chunks, drawn_marks, None, chunk_flags, shown, (low, high))
     return (
-        f'{head}{STEPS}<div class="cbx-verdicts">{_verdicts(own)}</div></div>'
+        f"{head}{STEPS}{(MATCH_STEPS if matching else NO_MATCH_STEPS) if shown else ''}"
+        f'<div class="cbx-verdicts">{_verdicts(own)}</div></div>'
         f'<div class="cbx-body">{strip}<div class="cbx-doc">{body}</div></div></div>'
     )
 
 
-# A view's own boundary steps: the navigation script (ui/navigation.js) scrolls the view
-# to its previous or next chunk start, turning the page if it must, and the others follow.
-STEPS = (
-    '<span class="cbx-steps">'
-    '<button type="button" class="cbx-step" data-step="-1" '
-    'title="Scroll to the previous chunk start of this column">↑ previous boundary</button>'
-    '<button type="button" class="cbx-step" data-step="1" '
-    'title="Scroll to the next chunk start of this column">↓ next boundary</button></span>'
+def _steps(what: str, title: str, match: bool, disabled: bool = False) -> str:
+    """A view's pair of step buttons: the navigation script (ui/navigation.js) scrolls the
+    view to the previous or next chunk start of its column (of a chunk the flag filter
+    matches, with `match`), turning the page if it must, and the others follow."""
+    marked = ' data-match="1"' if match else ""
+    marked += " disabled" if disabled else ""
+    return (
+        '<span class="cbx-steps">'
+        + "".join(
+            f'<button type="button" class="cbx-step" data-step="{step}"{marked} '
+            f'title="{title.format(way=way)}">{arrow} {way} {what}</button>'
+            for step, way, arrow in ((-1, "previous", "↑"), (1, "next", "↓"))
+        )
+        + "</span>"
+    )
+
+
+STEPS = _steps("boundary", "Scroll to the {way} chunk start of this column", match=False)
+# While the flag filter is on, every view has the match steps (so the views still start
+# at the same height); they are disabled where no chunk of the document matches.
+MATCH_STEPS = _steps(
+    "match", "Scroll to the {way} chunk of this column that the flag filter matches", match=True
+)
+NO_MATCH_STEPS = _steps(
+    "match", "No chunk of this column in this document matches the flag filter", True, True
 )
 
 

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Locator, Page, expect
@@ -69,17 +70,27 @@ TOP_OFFSET = """doc => {
 }"""
 
 
-def line_of(offset: int) -> int:
-    return LONG.count("\n", 0, offset) + 1
+# 500 short sections, every ninth with a paragraph longer than heading-aware's 220: its
+# chunk alone is flagged "longer than the size". About 66,000 characters, two pages.
+MIXED = "# Mixed\n\n" + "".join(
+    f"## Part {n}\n\n"
+    + "".join(f"Line {k} of part {n}, said plainly.\n" for k in range(9 if n % 9 == 4 else 2))
+    + "\n"
+    for n in range(500)
+)
+
+
+def line_of(offset: int, text: str = LONG) -> int:
+    return text.count("\n", 0, offset) + 1
 
 
 def doc_of(page: Page, policy: str) -> Locator:
     return page.locator(f"[data-policy='{policy}'] .cbx-doc")
 
 
-def top_lines(page: Page) -> dict[str, int]:
+def top_lines(page: Page, text: str = LONG) -> dict[str, int]:
     """The document line each view shows first."""
-    return {policy: line_of(doc_of(page, policy).evaluate(TOP_OFFSET)) for policy in POLICIES}
+    return {policy: line_of(doc_of(page, policy).evaluate(TOP_OFFSET), text) for policy in POLICIES}
 
 
 def settle(page: Page) -> None:
@@ -97,9 +108,9 @@ def wait_for(condition: Callable[[], bool], timeout: float = 15.0) -> None:
         time.sleep(0.1)
 
 
-def all_at_line_of(page: Page, offset: int) -> bool:
+def all_at_line_of(page: Page, offset: int, text: str = LONG) -> bool:
     """Whether every view shows the line of `offset` first."""
-    return set(top_lines(page).values()) == {line_of(offset)}
+    return set(top_lines(page, text).values()) == {line_of(offset, text)}
 
 
 def inside(page: Page, element: Locator, policy: str) -> bool:
@@ -109,20 +120,25 @@ def inside(page: Page, element: Locator, policy: str) -> bool:
     return frame["y"] <= box["y"] and box["y"] + box["height"] <= frame["y"] + frame["height"]
 
 
-@pytest.fixture
-def long_page(page: Page, tmp_path: Path) -> Page:
-    """The app on the long document (and its span check), its first page drawn."""
-    (tmp_path / "long.md").write_text(LONG)
-    (tmp_path / "manifest.json").write_text(json.dumps(MANIFEST))
+def open_long(page: Page, folder: Path, manifest: dict[str, Any], text: str) -> Page:
+    """The app on a long document (`long.md` of `manifest`), its first page drawn."""
+    (folder / "long.md").write_text(text)
+    (folder / "manifest.json").write_text(json.dumps(manifest))
     choose_source(page, "Upload a manifest", SIDEBAR_UPLOAD)
     page.locator(SIDEBAR_UPLOAD).set_input_files(
-        [str(tmp_path / "manifest.json"), str(tmp_path / "long.md")]
+        [str(folder / "manifest.json"), str(folder / "long.md")]
     )
     expect(page.locator("[data-policy='heading-aware'] .cbx-page")).to_contain_text(
-        f"of {len(LONG):,}", timeout=30_000
+        f"of {len(text):,}", timeout=30_000
     )
     settle(page)
     return page
+
+
+@pytest.fixture
+def long_page(page: Page, tmp_path: Path) -> Page:
+    """The app on the long document (and its span check), its first page drawn."""
+    return open_long(page, tmp_path, MANIFEST, LONG)
 
 
 def test_scrolling_one_view_scrolls_the_others_to_the_same_line(long_page: Page) -> None:
@@ -221,6 +237,56 @@ def test_next_boundary_past_the_page_turns_it(long_page: Page) -> None:
     badge = page.locator(f"{view} .cbx-n[data-at='{first}']")
     wait_for(lambda: inside(page, badge, "heading-aware"))
     wait_for(partial(all_at_line_of, page, first))
+
+
+def test_next_and_previous_match_step_between_the_chunks_the_filter_matches(
+    page: Page, tmp_path: Path
+) -> None:
+    digest = hashlib.sha256(MIXED.encode()).hexdigest()
+    entry = {"source_id": "long", "version": "1", "path": "long.md", "sha256": digest}
+    open_long(page, tmp_path, {"manifest_version": 1, "documents": [entry]}, MIXED)
+    view = "[data-policy='heading-aware']"
+    steps = page.locator(f"{view} .cbx-step[data-match='1']")
+    expect(steps).to_have_count(0)  # no filter, no match steps
+    page.locator(".st-key-flag_filter").get_by_test_id("stMultiSelect").click()
+    page.get_by_role("option", name="longer than the size").click()
+    expect(steps).to_have_count(2, timeout=30_000)
+    settle(page)
+    window = page.locator(f"{view} .cbx-page")
+    low, high = map(int, (window.get_attribute("data-window") or "").split())
+    starts = [
+        int(at)
+        for at in page.locator(f"{view} .cbx-doc .cbx-n").evaluate_all(
+            "badges => badges.map(b => b.dataset.at)"
+        )
+    ]
+    matches = [
+        int(badge.get_attribute("data-at") or "-1")
+        for badge in page.locator(f"{view} .cbx-doc .cbx-nf[data-flags~='over_size']").all()
+    ]
+    assert len(matches) > 3 and len(starts) > 4 * len(matches)  # most chunks do not match
+    at_line = partial(all_at_line_of, page, text=MIXED)
+    following = steps.and_(page.locator("[data-step='1']"))
+    for start in matches[:3]:  # each step skips the chunks between two matches
+        following.click()
+        wait_for(partial(at_line, start))
+    steps.and_(page.locator("[data-step='-1']")).click()
+    wait_for(partial(at_line, matches[1]))
+    # At the page's end, the steps go through the matches left on it, then past the last
+    # one the next match is on the next page: the page turns to it.
+    doc_of(page, "heading-aware").evaluate("e => { e.scrollTop = e.scrollHeight; }")
+    wait_for(lambda: doc_of(page, "heading-aware").evaluate(TOP_OFFSET) > matches[1])
+    top = doc_of(page, "heading-aware").evaluate(TOP_OFFSET)
+    for start in [m for m in matches if m > top]:
+        following.click()
+        page.wait_for_function(f"window.cbxNav.place?.offset === {start}", timeout=15_000)
+    following.click()
+    expect(window).not_to_have_attribute("data-window", f"{low} {high}", timeout=30_000)
+    settle(page)
+    first = page.locator(f"{view} .cbx-doc .cbx-nf[data-flags~='over_size']").first
+    turned = int(first.get_attribute("data-at") or "-1")
+    assert matches[-1] < high <= turned
+    wait_for(partial(at_line, turned))
 
 
 def test_a_span_button_in_the_matrix_shows_the_span_on_its_page(long_page: Page) -> None:

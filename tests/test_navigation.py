@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import re
+from functools import partial
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -67,11 +68,18 @@ def test_a_boundary_step_goes_to_the_next_or_previous_start_strictly() -> None:
 
 def test_a_jump_lands_inside_the_document_or_nowhere() -> None:
     starts = {"fixed-char": [0, 80, 160]}
-    assert jump_target({"offset": 50}, 200, starts) == 50
-    assert jump_target({"offset": 200}, 200, starts) == 200  # the very end
-    assert jump_target({"offset": 50, "column": "fixed-char", "step": 1}, 200, starts) == 80
-    assert jump_target({"offset": 50, "column": "fixed-char", "step": -1}, 200, starts) == 0
-    assert jump_target({"offset": 170, "column": "fixed-char", "step": 1}, 200, starts) is None
+    matching = {"fixed-char": [80]}  # the starts of the chunks the flag filter matches
+    land = partial(jump_target, length=200, starts=starts, matching=matching)
+    assert land({"offset": 50}) == 50
+    assert land({"offset": 200}) == 200  # the very end
+    assert land({"offset": 50, "column": "fixed-char", "step": 1}) == 80
+    assert land({"offset": 50, "column": "fixed-char", "step": -1}) == 0
+    assert land({"offset": 170, "column": "fixed-char", "step": 1}) is None
+    # A match step lands on the next or previous start of a matching chunk only.
+    assert land({"offset": 0, "column": "fixed-char", "step": 1, "match": True}) == 80
+    assert land({"offset": 80, "column": "fixed-char", "step": 1, "match": True}) is None
+    assert land({"offset": 170, "column": "fixed-char", "step": -1, "match": True}) == 80
+    assert land({"offset": 170, "column": "fixed-char", "step": -1, "match": False}) == 160
     for refused in (
         None,
         "50",
@@ -86,8 +94,10 @@ def test_a_jump_lands_inside_the_document_or_nowhere() -> None:
         {"offset": 50, "step": True, "column": "fixed-char"},
         {"offset": 50, "step": 1},
         {"offset": 50, "step": 1, "column": "paragraph"},
+        {"offset": 50, "step": 1, "column": "fixed-char", "match": "yes"},
+        {"offset": 50, "step": 1, "column": "fixed-char", "match": 1},
     ):
-        assert jump_target(refused, 200, starts) is None, refused
+        assert land(refused) is None, refused
 
 
 @settings(max_examples=60, deadline=None)

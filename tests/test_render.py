@@ -178,6 +178,19 @@ def test_flagged_chunks_are_badged_named_and_a_filter_dims_the_others() -> None:
     assert "1 match the filter" in filtered
     assert filtered.count("cbx-dim") == 2  # the two chunks without the flag
     assert visible_text(filtered.split('<div class="cbx-doc">')[1]) == text
+    # Steps from match to match, for the flags the view says it filters by: only with a
+    # filter that matches a chunk of this document.
+    assert "data-match" not in markup and "data-shown" not in markup
+    assert filtered.count('data-match="1"') == 2
+    assert "next match" in filtered and "previous match" in filtered
+    assert 'data-shown="dangling_reference"' in filtered
+    assert "disabled" not in filtered
+    # A filter that matches no chunk here: the steps are there (the views keep one
+    # height), disabled.
+    nothing = render_view(text, "d", column.result, column.index, [], flags, frozenset({"tiny"}))
+    assert "0 match the filter" in nothing
+    assert nothing.count('data-match="1" disabled') == 2
+    assert "No chunk of this column in this document matches" in nothing
 
 
 def test_a_chunks_text_on_its_own_is_drawn_exactly() -> None:

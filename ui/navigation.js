@@ -1,5 +1,5 @@
 // Navigation in the views (ui/navigation.py mounts this as a component with no body):
-// the minimap jumps, the boundary steps, the matrix's span jumps, and synchronized
+// the minimap jumps, the boundary and match steps, the matrix's span jumps, and synchronized
 // scrolling. The views are plain HTML that Streamlit replaces on a rerun, so little is
 // kept about them: the place they show (a redrawn view is put back there), and each
 // place is found when it is needed by the offsets the views carry (`data-o` on each
@@ -149,10 +149,17 @@ function step(button) {
   const from = anchor && anchor.top === doc.scrollTop ? anchor.offset : topOffset(doc);
   if (from === null) return;
   const direction = Number(button.dataset.step);
-  const starts = [...doc.querySelectorAll(".cbx-n[data-at]")].map((b) => Number(b.dataset.at));
+  // A match step goes from chunk to chunk that the flag filter matches: their badges
+  // name their flags.
+  const match = button.dataset.match === "1";
+  const wanted = new Set((view.dataset.shown || "").split(" ").filter(Boolean));
+  const starts = [...doc.querySelectorAll(".cbx-n[data-at]")]
+    .filter((b) => !match || (b.dataset.flags || "").split(" ").some((f) => wanted.has(f)))
+    .map((b) => Number(b.dataset.at));
   const found = direction > 0 ? starts.find((s) => s > from) : starts.findLast((s) => s < from);
   if (found === undefined) {
-    nav.send?.("jump", { offset: from, column: view.dataset.policy, step: direction });
+    const request = { offset: from, column: view.dataset.policy, step: direction };
+    nav.send?.("jump", match ? { ...request, match: true } : request);
   } else {
     jump(found);
   }

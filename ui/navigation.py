@@ -1,5 +1,5 @@
-"""Navigation in the views: the script that makes the minimaps, the boundary steps and
-the matrix's span buttons jump, and that scrolls the views together (`navigation.js`).
+"""Navigation in the views: the script that makes the minimaps, the boundary and match
+steps and the matrix's span buttons jump, and that scrolls the views together (`navigation.js`).
 
 A jump within the page the views draw happens in the browser alone. A jump elsewhere
 (another page, another document, a boundary beyond the page) comes here as the
@@ -39,17 +39,27 @@ def request_jump(offset: int) -> None:
 
 
 def turn_page(
-    doc: str, length: int, bounds: Sequence[tuple[int, int]], columns: Sequence[Column]
+    doc: str,
+    length: int,
+    bounds: Sequence[tuple[int, int]],
+    columns: Sequence[Column],
+    flagged: Mapping[str, Sequence[tuple[str, ...]]],
+    shown: frozenset[str],
 ) -> None:
-    """Before the page picker: the page that holds the place a jump asked for."""
+    """Before the page picker: the page that holds the place a jump asked for. `flagged`
+    holds each column's chunk flags, `shown` the flags the filter asks for (a step to the
+    next or previous match)."""
     request = st.session_state.pop("nav_request", None)
     if request is None:
         return
-    starts = {
-        column.name: [c["start"] for c in column.index["chunks"] if c["source_id"] == doc]
-        for column in columns
-    }
-    target = jump_target(request, length, starts)
+    starts: dict[str, list[int]] = {}
+    matching: dict[str, list[int]] = {}
+    for column in columns:
+        chunks = zip(column.index["chunks"], flagged[column.name], strict=True)
+        own = [(c["start"], names) for c, names in chunks if c["source_id"] == doc]
+        starts[column.name] = [start for start, _ in own]
+        matching[column.name] = [start for start, names in own if shown.intersection(names)]
+    target = jump_target(request, length, starts, matching)
     if target is None:
         return
     st.session_state["page"] = page_of(list(bounds), target) + 1
