@@ -170,3 +170,26 @@ def test_a_jump_the_page_asks_for_turns_every_view_to_its_page() -> None:
     at.run()
     assert at.number_input(key="page").value == len(bounds) - 1
     assert at.session_state["nav_target"]["seq"] == 2
+
+
+def test_a_match_step_the_page_asks_for_lands_on_a_chunk_the_filter_matches() -> None:
+    # Every third part's paragraph is longer than heading-aware's 220 characters.
+    text = "# Mixed\n\n" + "".join(
+        f"## Part {n}\n\n" + f"Sentence {n} of the part. " * (12 if n % 3 == 1 else 3) + "\n\n"
+        for n in range(30)
+    )
+    at = start()
+    at.radio(key="source").set_value(PASTE).run()
+    at.text_area(key="paste").set_value(text).run()
+    at.multiselect(key="flag_filter").set_value(["over_size"]).run()
+    request = {"offset": 0, "column": "heading-aware", "step": 1}
+    at.session_state["nav_request"] = request
+    at.run()
+    assert at.session_state["nav_target"]["offset"] == text.index("Sentence 0 ")
+    at.session_state["nav_request"] = {**request, "match": True}
+    at.run()
+    assert at.session_state["nav_target"]["offset"] == text.index("Sentence 1 ")
+    after = text.index("Sentence 1 ")
+    at.session_state["nav_request"] = {**request, "offset": after, "match": True}
+    at.run()
+    assert at.session_state["nav_target"]["offset"] == text.index("Sentence 4 ")
