@@ -8,7 +8,8 @@ document; held against the document, it rebuilds the same ranges.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import AfterValidator, Field, TypeAdapter
@@ -21,7 +22,12 @@ from .errors import ErrorCode, ExplorerError
 from .grammars import grammar_for
 from .index import document_chunks, section_id
 from .jsonio import parse_json
-from .limits import DEFAULT_LIMITS, Limits, require_chunks_per_document
+from .limits import (
+    DEFAULT_LIMITS,
+    Limits,
+    require_chunks_per_document,
+    require_chunks_per_index,
+)
 from .models import Count, Hex64, PlainText, strict_shape, validated
 from .policies import parse_config, policy_for
 
@@ -167,6 +173,38 @@ def build_chunk_map(
     }
     payload["plan_digest"] = "sha256:" + digest(_plan(payload))
     return payload
+
+
+def chunk_maps(
+    documents: Iterable[DocumentRecord], config: ChunkConfig, limits: Limits = DEFAULT_LIMITS
+) -> Iterator[ChunkMap]:
+    """Each document's chunk map, one at a time, within one run's chunk limit (as one
+    index's)."""
+    count = 0
+    for document in documents:
+        payload = build_chunk_map(document, config, limits)
+        count += len(payload["chunks"])
+        require_chunks_per_index(count, limits)
+        yield payload
+
+
+def write_chunk_maps(
+    documents: Iterable[DocumentRecord],
+    config: ChunkConfig,
+    write: Callable[[bytes], object],
+    limits: Limits = DEFAULT_LIMITS,
+) -> None:
+    """`dump_json` of the list of every document's chunk map, as bytes passed to `write`
+    map by map, so the list is never held as text."""
+    write(b"[")
+    written = False
+    for payload in chunk_maps(documents, config, limits):
+        # The list's items, as `dump_json` indents them one level deeper (a JSON string
+        # holds no raw line break).
+        text = json.dumps(payload, indent=2, ensure_ascii=False).replace("\n", "\n  ")
+        write((",\n  " if written else "\n  ").encode() + text.encode())
+        written = True
+    write(b"\n]\n" if written else b"]\n")
 
 
 def _chunk_module(config: ChunkConfig) -> str:

@@ -18,7 +18,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO, cast
 from urllib.parse import quote
 
-from .chunk_map import LOGICAL_FILE, build_chunk_map, check_against, decode_chunk_map
+from .chunk_map import (
+    LOGICAL_FILE,
+    check_against,
+    chunk_maps,
+    decode_chunk_map,
+    write_chunk_maps,
+)
 from .config import DEFAULT_GRAMMAR, ChunkConfig, ParameterValue
 from .drafts import draft_manifest, text_files_under
 from .embedding import DEFAULT_EMBEDDER, load_embedder
@@ -42,7 +48,6 @@ from .limits import (
     MAX_CHUNKS_LIMIT,
     MAX_SPAN_CHECK_WORK_LIMIT,
     Limits,
-    require_chunks_per_index,
 )
 from .loading import (
     DEFAULT_MAX_DOCUMENT_BYTES,
@@ -585,16 +590,11 @@ def _chunk_maps(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
     config = _one_config(args)
     _, load = _load(args, stderr, grammar_for(config))
     limits = _limits(args)
-    maps = []
-    chunk_count = 0
-    for document in load.documents:
-        maps.append(build_chunk_map(document, config, limits))
-        chunk_count += len(maps[-1]["chunks"])
-        require_chunks_per_index(chunk_count, limits)
     if args.out is None:
-        stdout.write(dump_json(maps))
+        _emit(partial(write_chunk_maps, load.documents, config, limits=limits), None, stdout)
         return 0
-    for payload in maps:
+    # Every map is built before a folder is written: a refusal leaves none half written.
+    for payload in list(chunk_maps(load.documents, config, limits)):
         folder = args.out / _folder_name(payload["source_id"])
         try:
             folder.mkdir(parents=True, exist_ok=True)

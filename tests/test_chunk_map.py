@@ -21,7 +21,14 @@ from explorer import (
     make_config,
     parse_manifest,
 )
-from explorer.chunk_map import ChunkMap, _plan, build_chunk_map, check_against, decode_chunk_map
+from explorer.chunk_map import (
+    ChunkMap,
+    _plan,
+    build_chunk_map,
+    check_against,
+    decode_chunk_map,
+    write_chunk_maps,
+)
 from explorer.documents import DocumentRecord
 from explorer.jsonio import dump_json
 from tests.conftest import MANIFEST, ROOT, run_cli
@@ -236,6 +243,22 @@ def test_command_line_prints_maps_without_out() -> None:
     result = run_cli("chunk-map", MANIFEST, "--policy", "paragraph")
     assert result.code == 0
     assert [m["source_id"] for m in json.loads(result.out)] == ["aster-copy-v1", "aster-copy-v2"]
+
+
+def test_maps_written_one_by_one_are_dump_json_of_the_list() -> None:
+    """The list goes out map by map, byte for byte as `dump_json` writes it whole."""
+    documents = fixture_documents()
+    config = make_config("heading-aware", grammar="markdown")
+    for chosen in (documents, documents[:1], []):
+        pieces: list[bytes] = []
+        write_chunk_maps(chosen, config, pieces.append)
+        whole = [build_chunk_map(document, config) for document in chosen]
+        assert b"".join(pieces).decode("utf-8") == dump_json(whole)
+        assert len(pieces) == len(chosen) + 2  # never the list at once
+    printed = run_cli("chunk-map", MANIFEST, "--policy", "paragraph")
+    aster = load_documents(parse_manifest(MANIFEST.read_bytes()), DirectoryReader(MANIFEST.parent))
+    config = make_config("paragraph")
+    assert printed.out == dump_json([build_chunk_map(d, config) for d in aster.documents])
 
 
 def test_command_line_needs_a_policy_or_a_check() -> None:
