@@ -25,7 +25,7 @@ from pydantic import ConfigDict, Field, TypeAdapter, model_validator
 from typing_extensions import TypedDict
 
 from .checks import resolve_span
-from .config import ChunkConfig, ConfigJson
+from .config import DEFAULT_GRAMMAR, ChunkConfig, ConfigJson
 from .digests import digest
 from .errors import ErrorCode, ExplorerError
 from .index import ChunkRecord, build_index
@@ -667,9 +667,9 @@ def evaluation_of(
 MAX_SWEEP_SIZES = 100
 
 
-def sweep_columns(spec: str) -> list[tuple[str, ChunkConfig]]:
-    """`NAME:FROM:TO:STEP` (TO included): one column per size of a sized policy, each
-    named `NAME@SIZE`."""
+def sweep_columns(spec: str, grammar: str = DEFAULT_GRAMMAR) -> list[tuple[str, ChunkConfig]]:
+    """`NAME:FROM:TO:STEP` (TO included): one column per size of a sized policy under
+    `grammar`, each named `NAME@SIZE`."""
     parts = spec.split(":")
     numbers = parts[1:]
     if len(parts) != 4 or not all(n.isascii() and n.isdigit() and len(n) < 8 for n in numbers):
@@ -691,7 +691,10 @@ def sweep_columns(spec: str) -> list[tuple[str, ChunkConfig]]:
             f"--sweep {spec!r}: FROM from 1, TO at least FROM, STEP from 1, and at most "
             f"{MAX_SWEEP_SIZES} sizes",
         )
-    return [(f"{name}@{size}", make_config(name, size)) for size in range(low, high + 1, step)]
+    return [
+        (f"{name}@{size}", make_config(name, size, grammar=grammar))
+        for size in range(low, high + 1, step)
+    ]
 
 
 def curve(evaluation: Evaluation) -> str:

@@ -13,6 +13,7 @@ from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
 
 from explorer import DirectoryReader, LoadResult, Settings, load_documents, parse_manifest
+from explorer.documents import document_record
 from explorer.evaluate import (
     Evaluation,
     QuestionSet,
@@ -22,7 +23,7 @@ from explorer.evaluate import (
     place_question,
     sweep_columns,
 )
-from explorer.index import build_index
+from explorer.index import build_index, document_chunks
 from explorer.render import render_ranked_view
 from tests.conftest import MANIFEST, ROOT
 from tests.test_app import errors, shown
@@ -309,6 +310,31 @@ def test_a_sweep_runs_on_demand_and_draws_recall_and_iou() -> None:
     assert_scoreboard_is(at, evaluate(library_load(), questions, swept), which=-1)
     names = [r["Column"] for r in scoreboard(at, -1)]
     assert names == ["heading-aware@100", "heading-aware@200", "heading-aware@300"]
+
+
+def test_a_sweep_cuts_under_the_grammar_the_page_chose() -> None:
+    """Text without a leading heading loads only under the markdown grammar: the sweep's
+    columns cut under it too (they once took grammar v1, and refused the text)."""
+    text = "Refunds are possible within 30 days.\n\n" * 20 + "Only after an inspection.\n"
+    at = start()
+    at.radio(key="grammar").set_value("markdown").run()
+    at.radio(key="source").set_value("Paste text").run()
+    at.text_area(key="paste").set_value(text).run()
+    at.radio(key="questions_source").set_value(ADDED_ONLY).run()
+    add_question(at, "When is a refund possible?", "pasted", "Only after an inspection.")
+    at.selectbox(key="sweep_policy").set_value("heading-aware")
+    at.number_input(key="sweep_from").set_value(100)
+    at.number_input(key="sweep_to").set_value(300)
+    at.number_input(key="sweep_step").set_value(100).run()
+    at.button(key="sweep_run").click().run()
+    assert not at.exception and not errors(at)
+    names = [r["Column"] for r in scoreboard(at, -1)]
+    assert names == ["heading-aware@100", "heading-aware@200", "heading-aware@300"]
+    entry = {"source_id": "pasted", "version": "1", "path": "pasted.md", "sha256": "0" * 64}
+    pasted = document_record(entry, text)
+    swept = sweep_columns("heading-aware:100:300:100", "markdown")
+    counts = [str(len(document_chunks(pasted, config))) for _, config in swept]
+    assert [r["Chunks"] for r in scoreboard(at, -1)] == counts
 
 
 def test_a_sweep_of_too_many_sizes_is_refused() -> None:

@@ -338,8 +338,10 @@ def sweep(
     questions: QuestionSet,
     retriever: RetrieverName,
     k: int,
+    grammar: str,
 ) -> None:
-    """Recall and IoU against the size of one sized policy, on demand."""
+    """Recall and IoU against the size of one sized policy, on demand, under the grammar
+    the page's documents load under."""
     sized = [p.name for p in POLICIES.values() if p.default_max_chars is not None]
     places = st.columns([2, 1, 1, 1])
     name = places[0].selectbox("Policy", sized, key="sweep_policy")
@@ -365,7 +367,7 @@ def sweep(
         # The smallest size has the most chunks: about the text's length over the size.
         characters = sum(len(d["text"]) for d in load.documents)
         require_search_bound(questions, characters // max(low, 1), f"{name} at {low}")
-        evaluation = evaluate_here(key, load, questions, sweep_columns(spec), retriever, k)
+        evaluation = evaluate_here(key, load, questions, sweep_columns(spec, grammar), retriever, k)
     except ExplorerError as error:
         show_error(error)
         return
@@ -457,4 +459,4 @@ def retrieval_page(
             st.rerun()
     if questions is not None and evaluation is not None:
         st.subheader("Sweep a size")
-        sweep(key, load, questions, retriever, k)
+        sweep(key, load, questions, retriever, k, settings.grammar.name)
