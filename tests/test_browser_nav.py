@@ -220,6 +220,23 @@ def test_next_and_previous_boundary_step_from_chunk_start_to_chunk_start(
     wait_for(partial(all_at_line_of, page, starts[1]))
 
 
+def test_on_a_narrow_page_a_step_keeps_its_own_view_in_sight(long_page: Page) -> None:
+    """At 900 px the views stack: a step in the last one scrolls the page to that view,
+    not to the first (whose text would then fill the window)."""
+    page = long_page
+    page.set_viewport_size({"width": 900, "height": 1050})
+    settle(page)
+    first, last = doc_of(page, POLICIES[0]), doc_of(page, POLICIES[-1])
+    assert last.bounding_box()["y"] > first.bounding_box()["y"] + 1050  # type: ignore[index]
+    following = page.locator(f"[data-policy='{POLICIES[-1]}'] .cbx-step[data-step='1']")
+    badges = page.locator(f"[data-policy='{POLICIES[-1]}'] .cbx-doc .cbx-n[data-at]")
+    start = min(a for a in map(int, badges.evaluate_all("b => b.map(e => e.dataset.at)")) if a)
+    following.click()
+    wait_for(partial(all_at_line_of, page, start))
+    expect(last).to_be_in_viewport()
+    expect(first).not_to_be_in_viewport()
+
+
 def test_next_boundary_past_the_page_turns_it(long_page: Page) -> None:
     page = long_page
     view = "[data-policy='heading-aware']"

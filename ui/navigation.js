@@ -127,16 +127,26 @@ function jump(offset, source) {
   const { low, high } = windowOf(shown[0]);
   const inside = low <= offset && (offset < high || offset === Number(here.dataset.len));
   if ((source !== undefined && source !== here.dataset.doc) || !inside) {
-    nav.send?.("jump", source === undefined ? { offset } : { offset, doc: source });
+    ask(source === undefined ? { offset } : { offset, doc: source });
     return;
   }
   show(shown, offset);
 }
 
-// Scroll every view to `offset`, bring them into the window, and keep the place.
+// Ask the server for a place on a page the views do not draw; the view that asked
+// leads when the answer comes.
+function ask(request) {
+  nav.asking = nav.lead;
+  nav.send?.("jump", request);
+}
+
+// Scroll every view to `offset`, bring the leading view's text into the window (the
+// first view's when none leads: views stacked on a narrow page are far apart), and keep
+// the place.
 function show(shown, offset) {
   shown.forEach((doc) => align(doc, offset));
-  shown[0].closest(VIEW).scrollIntoView({ block: "nearest" });
+  const lead = shown.find((doc) => doc.closest(VIEW).dataset.policy === nav.lead);
+  (lead ?? shown[0]).scrollIntoView({ block: "nearest" });
   nav.place = { doc: shown[0].closest(VIEW).dataset.doc, offset };
   markHere();
 }
@@ -159,7 +169,7 @@ function step(button) {
   const found = direction > 0 ? starts.find((s) => s > from) : starts.findLast((s) => s < from);
   if (found === undefined) {
     const request = { offset: from, column: view.dataset.policy, step: direction };
-    nav.send?.("jump", match ? { ...request, match: true } : request);
+    ask(match ? { ...request, match: true } : request);
   } else {
     jump(found);
   }
@@ -256,6 +266,8 @@ function install() {
     const map = target?.closest(`${VIEW} .cbx-map`);
     const button = target?.closest(`${VIEW} .cbx-step`);
     const span = target?.closest(".cbx-jump[data-at]");
+    // A minimap or a step leads with its own view; a span button with none.
+    nav.lead = (map ?? button)?.closest(VIEW).dataset.policy ?? null;
     if (map) onMapClick(map, event);
     else if (button) step(button);
     else if (span) jump(Number(span.dataset.at), span.dataset.doc);
@@ -271,6 +283,8 @@ export default function (component) {
   const target = component.data?.target;
   if (target && target.seq !== nav.seq) {
     nav.seq = target.seq;
+    nav.lead = nav.asking ?? null; // a target the page did not ask for (a button's): none
+    nav.asking = null;
     land(target, performance.now() + 20000);
   }
 }
