@@ -120,13 +120,13 @@ class PlacedQuestion:
     references: tuple[Range, ...]
 
 
-def place_question(question: Question, text: str) -> PlacedQuestion:
+def place_question(question: Question, text: str, named: str | None = None) -> PlacedQuestion:
     """Each reference placed as span checks place spans: a quote must occur exactly once
     (`span_quote_not_found`, `span_quote_ambiguous`), offsets must lie in the text
-    (`span_out_of_range`)."""
+    (`span_out_of_range`). A refusal names the question by its id, or as `named`."""
     ranges = []
     for number, reference in enumerate(question.references, 1):
-        where = f"question {question.id!r}, reference {number}"
+        where = f"{named or f'question {question.id!r}'}, reference {number}"
         span = resolve_span(text, reference.as_span(f"reference {number}"), where)
         ranges.append((question.source_id, span.start, span.end))
     return PlacedQuestion(question.id, question.question, question.source_id, tuple(ranges))
@@ -170,7 +170,7 @@ def new_question(
         },
         ErrorCode.INVALID_QUESTIONS,
     )
-    place_question(made, text)
+    place_question(made, text, "the question")  # its id is not shown to anyone yet
     base, number, taken = made.id, 1, set(taken_ids)
     while made.id in taken:
         number += 1

@@ -275,14 +275,22 @@ def test_a_question_added_to_the_bundled_example_is_scored_and_chosen() -> None:
 
 def test_an_added_question_joins_the_file_and_a_bad_quote_is_refused() -> None:
     at = library()
-    add_question(at, "Who signs for parcels?", "shipping", "no such sentence")
+    add_question(at, "Who signs for parcels?", "shipping", "no such sentence", "nor this")
     assert errors(at)[0].startswith("**span_quote_not_found**")
+    assert "the question, reference 1" in errors(at)[0]  # not an id nobody was shown
     assert len(at.selectbox(key="question").options) == 5
+    # Refused, the form keeps what was typed, to be mended.
+    assert at.text_input(key="new_question_text").value == "Who signs for parcels?"
+    assert at.text_input(key="new_question_quote_2").value == "nor this"
     add_question(at, "Where do I send the serial number?", "warranty", "Send the serial number")
     assert not errors(at)
     options = at.selectbox(key="question").options
     assert len(options) == 6 and options[-1].startswith("q-")
     assert at.selectbox(key="question").value == options[-1].split(":")[0]
+    # Added, it starts empty: nothing of this question slips into the next.
+    for key in ("new_question_text", "new_question_quote_2"):
+        assert not at.text_input(key=key).value
+    assert not at.text_area(key="new_question_quote").value
 
 
 # -- the sweep ------------------------------------------------------------------------------

@@ -196,12 +196,19 @@ def with_added(file: QuestionSet | None, added: Sequence[dict[str, object]]) -> 
     return QuestionSet.model_validate({"questions_version": 1, "questions": questions})
 
 
+# The form's text boxes, emptied once their question is added (a refused one keeps them).
+FORM_KEYS = ("new_question_text", "new_question_quote", "new_question_quote_2")
+
+
 def question_form(
     load: LoadResult, added: list[dict[str, object]], taken: Sequence[str], source_id: str
 ) -> None:
     """Add a question by typing it and quoting its answer; placed (or refused) at once."""
     texts = {d["source_id"]: d["text"] for d in load.documents}
     source_ids = list(texts)
+    if st.session_state.pop("question_added", False):  # the next question starts empty
+        for key in FORM_KEYS:
+            st.session_state.pop(key, None)
     with st.form("add_question", border=True):
         asked = st.text_input(
             "Question",
@@ -241,6 +248,7 @@ def question_form(
         return
     added.append(made.model_dump(mode="json", exclude_none=True))
     st.session_state["question_next"] = made.id  # chosen in the next run
+    st.session_state["question_added"] = True
     st.rerun()
 
 
