@@ -7,6 +7,7 @@ import html
 import json
 import re
 from pathlib import Path
+from typing import cast
 
 import pytest
 from markdown_it import MarkdownIt
@@ -29,7 +30,7 @@ from tests.conftest import MANIFEST, ROOT
 from tests.test_app import errors, shown
 from tests.test_store_app import library_upload
 from ui import retrieval
-from ui.retrieval import ADDED_ONLY, MAX_QUESTIONS_BYTES, UPLOAD, bundled_for
+from ui.retrieval import ADDED_ONLY, MAX_QUESTIONS_BYTES, UPLOAD, best_line, bundled_for
 
 APP = str(ROOT / "app.py")
 LIBRARY = ROOT / "fixtures" / "library"
@@ -291,6 +292,20 @@ def test_an_added_question_joins_the_file_and_a_bad_quote_is_refused() -> None:
     for key in ("new_question_text", "new_question_quote_2"):
         assert not at.text_input(key=key).value
     assert not at.text_area(key="new_question_quote").value
+
+
+def test_the_best_line_names_the_leaders_and_none_when_all_score_nothing() -> None:
+    def scored(name: str, recall: float, iou: float, hit: float) -> dict[str, object]:
+        return {"name": name, "summary": {"recall": recall, "iou": iou, "hit": hit}}
+
+    evaluation = cast(
+        Evaluation,
+        {"policies": [scored("a", 0.5, 0.2, 0.0), scored("b", 0.5, 0.1, 0.0)]},
+    )
+    line = best_line(evaluation)
+    assert "(recall): **a, b** (0.500)" in line
+    assert "(IoU): **a** (0.200)" in line
+    assert "(hit rate): **none** (every column 0.000)" in line
 
 
 # -- the sweep ------------------------------------------------------------------------------

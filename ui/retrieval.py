@@ -273,7 +273,8 @@ def scoreboard_rows(evaluation: Evaluation) -> list[dict[str, str]]:
 
 
 def best_line(evaluation: Evaluation) -> str:
-    """The columns that lead on recall, on IoU and on hit rate (all of them on a tie)."""
+    """The columns that lead on recall, on IoU and on hit rate (all of them on a tie;
+    none when all score 0)."""
     policies = evaluation["policies"]
     parts = []
     for label, field in (
@@ -286,6 +287,9 @@ def best_line(evaluation: Evaluation) -> str:
             for p in policies
         }
         best = max(figures.values())
+        if best == 0:  # nobody leads when every column scores nothing
+            parts.append(f"{label}: **none** (every column 0.000)")
+            continue
         leaders = ", ".join(markdown_literal(n) for n, v in figures.items() if v == best)
         parts.append(f"{label}: **{leaders}** ({best:.3f})")
     return "Best — " + " · ".join(parts) + "."
