@@ -360,6 +360,42 @@ def test_a_slider_step_keeps_the_views_at_their_line(long_page: Page) -> None:
     wait_for(lambda: set(top_lines(page).values()) == {line})
 
 
+# Long lines of words: fixed-char's chunks start mid-line, and where a line wraps just
+# after a badge, the badge is drawn at the end of the line above its chunk's text.
+WRAPPED = "# Wrapped\n\n" + "".join(
+    f"## Part {n}\n\n" + " ".join(f"word{n}x{k}" for k in range(60)) + "\n\n" for n in range(80)
+)
+# The orders of the badges drawn on a line above their chunk's first character.
+BADGES_ABOVE = """doc => [...doc.querySelectorAll('.cbx-n[data-at]')].filter(badge => {
+  let piece = badge.nextElementSibling;
+  while (piece && !piece.dataset.o) piece = piece.nextElementSibling;
+  const range = document.createRange();
+  const node = piece.firstChild;
+  range.setStart(node, 0); range.setEnd(node, 1);
+  return badge.getBoundingClientRect().bottom <= range.getClientRects()[0].top + 1;
+}).map(badge => Number(badge.dataset.n))"""
+
+
+def test_a_chunk_shown_at_the_top_shows_its_badge_drawn_on_the_line_above(
+    page: Page, tmp_path: Path
+) -> None:
+    digest = hashlib.sha256(WRAPPED.encode()).hexdigest()
+    entry = {"source_id": "long", "version": "1", "path": "long.md", "sha256": digest}
+    open_long(page, tmp_path, {"manifest_version": 1, "documents": [entry]}, WRAPPED)
+    above = doc_of(page, "fixed-char").evaluate(BADGES_ABOVE)
+    assert above, "no badge of this page wraps to the line above its text"
+    order = page.get_by_role("spinbutton", name="Chunk order", exact=False)
+    order.fill(str(above[len(above) // 2]))
+    order.press("Enter")
+    settle(page)
+    page.get_by_role("button", name="Show where it starts in the views", exact=False).click()
+    badge = page.locator(
+        f"[data-policy='fixed-char'] .cbx-doc .cbx-n[data-n='{above[len(above) // 2]}']"
+    )
+    wait_for(lambda: doc_of(page, "fixed-char").evaluate("e => e.scrollTop") > 0)
+    wait_for(lambda: inside(page, badge, "fixed-char"))
+
+
 def test_the_chunk_detail_shows_its_chunk_in_every_view(long_page: Page) -> None:
     page = long_page
     window = page.locator("[data-policy='paragraph'] .cbx-page")

@@ -10,6 +10,7 @@
 const nav = (window.cbxNav ??= { installed: false, send: null, seq: null, anchors: new WeakMap() });
 const VIEW = ".cbx-view[data-len]";
 const ROOM = 8; // px above a line scrolled to the top: a span's label and a badge show whole
+const MARKS = ".cbx-n, .cbx-hl, .cbx-r"; // a chunk's badge, a span's label, a rank
 
 function views() {
   return [...document.querySelectorAll(`${VIEW} .cbx-doc`)];
@@ -98,8 +99,17 @@ function align(doc, offset) {
   const units = node ? Math.min(unitsOf(node.data, offset - Number(piece.dataset.o)), node.length - 1) : 0;
   const box = node ? charBox(node, units) : piece.getClientRects()[0];
   if (!box) return false;
+  // What is drawn just before a piece that starts at `offset` (its chunk's badge, the
+  // labels of spans starting there) shows too: inline, it may sit at the end of the
+  // line above when the line wraps there, or stand raised above this one.
+  let top = box.top;
+  if (Number(piece.dataset.o) === offset) {
+    for (let mark = piece.previousElementSibling; mark?.matches(MARKS); mark = mark.previousElementSibling) {
+      top = Math.min(top, mark.getBoundingClientRect().top);
+    }
+  }
   const before = doc.scrollTop;
-  doc.scrollTop = before + (box.top - contentTop(doc) - ROOM);
+  doc.scrollTop = before + (top - contentTop(doc) - ROOM);
   nav.anchors.set(doc, { offset, top: doc.scrollTop });
   if (doc.scrollTop !== before) nav.quiet.add(doc);
   return true;
