@@ -135,6 +135,13 @@ def open_long(page: Page, folder: Path, manifest: dict[str, Any], text: str) -> 
     return page
 
 
+def manifest_of(text: str) -> dict[str, Any]:
+    """A manifest of `text` alone, as `long.md`, with no span check."""
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    entry = {"source_id": "long", "version": "1", "path": "long.md", "sha256": digest}
+    return {"manifest_version": 1, "documents": [entry]}
+
+
 @pytest.fixture
 def long_page(page: Page, tmp_path: Path) -> Page:
     """The app on the long document (and its span check), its first page drawn."""
@@ -259,9 +266,7 @@ def test_next_boundary_past_the_page_turns_it(long_page: Page) -> None:
 def test_next_and_previous_match_step_between_the_chunks_the_filter_matches(
     page: Page, tmp_path: Path
 ) -> None:
-    digest = hashlib.sha256(MIXED.encode()).hexdigest()
-    entry = {"source_id": "long", "version": "1", "path": "long.md", "sha256": digest}
-    open_long(page, tmp_path, {"manifest_version": 1, "documents": [entry]}, MIXED)
+    open_long(page, tmp_path, manifest_of(MIXED), MIXED)
     view = "[data-policy='heading-aware']"
     steps = page.locator(f"{view} .cbx-step[data-match='1']")
     expect(steps).to_have_count(0)  # no filter, no match steps
@@ -379,9 +384,7 @@ BADGES_ABOVE = """doc => [...doc.querySelectorAll('.cbx-n[data-at]')].filter(bad
 def test_a_chunk_shown_at_the_top_shows_its_badge_drawn_on_the_line_above(
     page: Page, tmp_path: Path
 ) -> None:
-    digest = hashlib.sha256(WRAPPED.encode()).hexdigest()
-    entry = {"source_id": "long", "version": "1", "path": "long.md", "sha256": digest}
-    open_long(page, tmp_path, {"manifest_version": 1, "documents": [entry]}, WRAPPED)
+    open_long(page, tmp_path, manifest_of(WRAPPED), WRAPPED)
     above = doc_of(page, "fixed-char").evaluate(BADGES_ABOVE)
     assert above, "no badge of this page wraps to the line above its text"
     order = page.get_by_role("spinbutton", name="Chunk order", exact=False)

@@ -316,14 +316,18 @@ def sweep_charts(at: AppTest) -> list[dict[str, object]]:
     return [spec for spec in specs if "mean over the questions" in json.dumps(spec)]
 
 
+def run_sweep(at: AppTest, policy: str, low: int, high: int, step: int) -> None:
+    at.selectbox(key="sweep_policy").set_value(policy)
+    at.number_input(key="sweep_from").set_value(low)
+    at.number_input(key="sweep_to").set_value(high)
+    at.number_input(key="sweep_step").set_value(step).run()
+    at.button(key="sweep_run").click().run()
+
+
 def test_a_sweep_runs_on_demand_and_draws_recall_and_iou() -> None:
     at = library()
     assert not sweep_charts(at)
-    at.selectbox(key="sweep_policy").set_value("heading-aware")
-    at.number_input(key="sweep_from").set_value(100)
-    at.number_input(key="sweep_to").set_value(300)
-    at.number_input(key="sweep_step").set_value(100).run()
-    at.button(key="sweep_run").click().run()
+    run_sweep(at, "heading-aware", 100, 300, 100)
     assert not at.exception and not errors(at)
     charts = sweep_charts(at)
     assert len(charts) == 1
@@ -345,11 +349,7 @@ def test_a_sweep_cuts_under_the_grammar_the_page_chose() -> None:
     at.text_area(key="paste").set_value(text).run()
     at.radio(key="questions_source").set_value(ADDED_ONLY).run()
     add_question(at, "When is a refund possible?", "pasted", "Only after an inspection.")
-    at.selectbox(key="sweep_policy").set_value("heading-aware")
-    at.number_input(key="sweep_from").set_value(100)
-    at.number_input(key="sweep_to").set_value(300)
-    at.number_input(key="sweep_step").set_value(100).run()
-    at.button(key="sweep_run").click().run()
+    run_sweep(at, "heading-aware", 100, 300, 100)
     assert not at.exception and not errors(at)
     names = [r["Column"] for r in scoreboard(at, -1)]
     assert names == ["heading-aware@100", "heading-aware@200", "heading-aware@300"]
