@@ -131,11 +131,14 @@ def check_matrix(
 
 @dataclass(frozen=True)
 class Histogram:
-    """Chunk sizes of every column in the same bins: `[edges[i], edges[i] + width)`."""
+    """Chunk sizes of every column in the same bins: `[edges[i], edges[i] + width)`;
+    with `beyond`, the last bin holds every size from its edge up (a few outliers,
+    gathered so that one huge chunk does not squeeze all the others into one bar)."""
 
     width: int
     edges: tuple[int, ...]
     counts: Mapping[str, tuple[int, ...]]  # column name -> count per bin
+    beyond: bool = False
 
 
 def _nice_width(span: int, bins: int) -> int:
@@ -147,15 +150,22 @@ def _nice_width(span: int, bins: int) -> int:
 
 
 def size_histogram(columns: Sequence[Column], bins: int = HISTOGRAM_BINS) -> Histogram:
-    """Every column's chunk sizes in common bins of a round width, from 0."""
+    """Every column's chunk sizes in common bins of a round width, from 0: up to the
+    largest size, or, when that is more than twice the 99th percentile of all sizes, up
+    to the percentile, the larger ones gathered in one last bin."""
     sizes = {col.name: [chunk_size(c) for c in col.index["chunks"]] for col in columns}
-    largest = max((max(s) for s in sizes.values() if s), default=0)
-    width = _nice_width(largest + 1, bins)
-    count = largest // width + 1
+    every = sorted(size for values in sizes.values() for size in values)
+    largest = every[-1] if every else 0
+    reach = largest
+    if every:
+        percentile = every[-(-99 * len(every) // 100) - 1]  # nearest rank
+        reach = percentile if largest > 2 * percentile else largest
+    width = _nice_width(reach + 1, bins)
+    count = reach // width + 1 + (reach < largest)
     counts = {}
     for name, values in sizes.items():
         binned = [0] * count
         for value in values:
-            binned[value // width] += 1
+            binned[min(value // width, count - 1)] += 1
         counts[name] = tuple(binned)
-    return Histogram(width, tuple(i * width for i in range(count)), counts)
+    return Histogram(width, tuple(i * width for i in range(count)), counts, reach < largest)

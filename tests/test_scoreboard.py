@@ -96,6 +96,21 @@ def test_the_histogram_bins_every_chunk_of_every_column_in_common_bins() -> None
     )
 
 
+def test_one_huge_chunk_is_gathered_in_a_last_bin_not_squeezing_the_rest() -> None:
+    # 300 paragraphs of about 40 characters, and one of 20,000.
+    text = "# T\n\n" + "".join(f"Paragraph {n} says a short thing.\n\n" for n in range(300))
+    text += "x" * 20_000 + "\n"
+    col = run_column("paragraph", [doc(text)], [], make_config("paragraph"))
+    histogram = size_histogram([col], bins=20)
+    assert histogram.beyond
+    assert histogram.width <= 5  # bins of the typical sizes, not of 20,000 / 20
+    assert sum(histogram.counts["paragraph"]) == col.result["chunk_count"] == 301
+    assert histogram.counts["paragraph"][-1] == 1  # the huge one, alone in the last bin
+    assert histogram.edges[-1] <= 20_000
+    # Sizes without such an outlier keep every bin up to the largest.
+    assert not size_histogram([column("fixed-char", 4, checks=False)], bins=4).beyond
+
+
 def test_the_matrix_says_when_only_overlap_keeps_a_check_together() -> None:
     text = "# T\n\nfirst para here.\n\nsecond: do X.\n\nonly after Y.\n"
     instruction, qualifier = text.index("second"), text.index("only")

@@ -37,11 +37,14 @@ def size_chart(exploration: Exploration) -> alt.FacetChart:
             for edge, count in zip(histogram.edges, counts, strict=True)
         ]
     }
+    title = f"chunk size in characters (bins of {histogram.width:,}"
+    if histogram.beyond:
+        title += f"; the last holds every chunk of {histogram.edges[-1]:,} or more"
     bars = (
         alt.Chart(frame)
         .mark_bar()
         .encode(
-            x=alt.X("from:Q", title=f"chunk size in characters (bins of {histogram.width:,})"),
+            x=alt.X("from:Q", title=title + ")"),
             x2=alt.X2("to:Q"),
             y=alt.Y("chunks:Q", title="chunks", axis=alt.Axis(format=",d", tickMinStep=1)),
             y2=alt.Y2("zero:Q"),
