@@ -189,6 +189,8 @@ def choose_source(
             "manifest.json with its files, one .zip, or plain .md / .txt files",
             accept_multiple_files=True,
             key="upload",
+            help=f"Each document may hold up to {DEFAULT_MAX_DOCUMENT_BYTES // 2**20} MiB here "
+            "(the command line reads larger ones with --max-document-bytes).",
         )
         if not uploads:
             st.info(

@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 
 from .digests import sha_bytes
 from .errors import ErrorCode, ExplorerError
+from .loading import DEFAULT_MAX_DOCUMENT_BYTES, MAX_DOCUMENT_BYTES_LIMIT
 from .manifest import Manifest
 
 TEXT_SUFFIXES = (".md", ".markdown", ".txt")
@@ -90,6 +91,10 @@ def text_files_under(folder: Path, max_file_bytes: int) -> dict[str, bytes]:
     return found
 
 
+def _mebibytes(size: int) -> str:
+    return f"{size // (1024 * 1024)} MiB"
+
+
 _ADVICE = {
     ErrorCode.SOURCE_DIGEST_MISMATCH: (
         "The file's bytes are not the ones the manifest pins. If this file is the one you "
@@ -103,7 +108,11 @@ _ADVICE = {
     ErrorCode.PATH_OUTSIDE_MANIFEST: (
         "The path leaves the manifest's folder: list a path inside it, relative to the manifest."
     ),
-    ErrorCode.DOCUMENT_TOO_LARGE: "Split the file, or raise the limit (CLI: --max-document-bytes).",
+    ErrorCode.DOCUMENT_TOO_LARGE: (
+        "Split the file: the app reads documents of up to "
+        f"{_mebibytes(DEFAULT_MAX_DOCUMENT_BYTES)} each; or use the command line, whose "
+        f"--max-document-bytes raises the limit to {_mebibytes(MAX_DOCUMENT_BYTES_LIMIT)}."
+    ),
     ErrorCode.NOT_UTF8: "Save the file as UTF-8, then pin its new SHA-256.",
     ErrorCode.NUL_BYTE: "Remove the NUL bytes (is it a text file?), then pin its new SHA-256.",
     ErrorCode.EMPTY_DOCUMENT: "Give the file some text, or remove it from the manifest.",

@@ -255,4 +255,8 @@ def test_the_manifest_command_refuses_a_folder_without_text_files(tmp_path: Path
 def test_failure_advice_names_what_to_change() -> None:
     assert "put its SHA-256" in failure_advice("source_digest_mismatch")
     assert "heading" in failure_advice("heading_required")
+    # The app's own limit, and where a larger document can go.
+    too_large = failure_advice("document_too_large")
+    assert "up to 1 MiB" in too_large and "--max-document-bytes" in too_large
+    assert "64 MiB" in too_large
     assert failure_advice("not_a_code") == "Fix what the detail says, then load it again."
