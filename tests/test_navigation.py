@@ -18,7 +18,7 @@ from explorer.paging import page_of, pages
 from explorer.pipeline import run_column
 from explorer.render import render_matrix, render_view
 from explorer.scoreboard import check_matrix
-from tests.test_app import PASTE, long_document, start, views
+from tests.test_app import PASTE, long_document, shown, start, views
 from tests.test_render import HOSTILE, doc, visible_text
 
 TICK = re.compile(r'<i class="cbx-mt" style="top:([\d.]+)%" data-at="(\d+)"></i>')
@@ -193,3 +193,16 @@ def test_a_match_step_the_page_asks_for_lands_on_a_chunk_the_filter_matches() ->
     at.session_state["nav_request"] = {**request, "offset": after, "match": True}
     at.run()
     assert at.session_state["nav_target"]["offset"] == text.index("Sentence 4 ")
+    assert not at.toast
+    # Past the last match, or the last chunk start, a step says that it found nothing.
+    last = text.index("Sentence 28 ")
+    at.session_state["nav_request"] = {**request, "offset": last, "match": True}
+    at.run()
+    assert at.session_state["nav_target"]["offset"] == text.index("Sentence 4 ")  # unmoved
+    said = [shown(toast.value) for toast in at.toast]
+    assert said == ["No chunk that the flag filter matches after this place in heading-aware."]
+    at.session_state["nav_request"] = {**request, "offset": len(text)}
+    at.run()
+    assert [shown(t.value) for t in at.toast] == [
+        "No chunk start after this place in heading-aware."
+    ]

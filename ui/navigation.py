@@ -15,6 +15,7 @@ from pathlib import Path
 import streamlit as st
 
 from explorer import Column
+from explorer.display import markdown_literal
 from explorer.navigation import jump_target
 from explorer.paging import page_of
 
@@ -61,10 +62,25 @@ def turn_page(
         matching[column.name] = [start for start, names in own if shown.intersection(names)]
     target = jump_target(request, length, starts, matching)
     if target is None:
+        said = _nothing_that_way(request, starts)
+        if said is not None:
+            st.toast(said)
         return
     st.session_state["page"] = page_of(list(bounds), target) + 1
     sequence = st.session_state.get("nav_target", {}).get("seq", 0) + 1
     st.session_state["nav_target"] = {"doc": doc, "offset": target, "seq": sequence}
+
+
+def _nothing_that_way(request: object, columns: Mapping[str, object]) -> str | None:
+    """What a step that found nothing says (a place in the text is always found)."""
+    if not isinstance(request, Mapping) or request.get("step") not in (1, -1):
+        return None
+    column = request.get("column")
+    if not isinstance(column, str) or column not in columns:
+        return None
+    what = "chunk that the flag filter matches" if request.get("match") is True else "chunk start"
+    way = "after" if request["step"] == 1 else "before"
+    return f"No {what} {way} this place in {markdown_literal(column)}."
 
 
 def navigator() -> None:
