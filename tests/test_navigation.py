@@ -206,3 +206,6 @@ def test_a_match_step_the_page_asks_for_lands_on_a_chunk_the_filter_matches() ->
     assert [shown(t.value) for t in at.toast] == [
         "No chunk start after this place in heading-aware."
     ]
+    at.session_state["nav_request"] = {**request, "step": True}  # not a step: no word
+    at.run()
+    assert not at.toast

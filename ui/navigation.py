@@ -72,14 +72,17 @@ def turn_page(
 
 
 def _nothing_that_way(request: object, columns: Mapping[str, object]) -> str | None:
-    """What a step that found nothing says (a place in the text is always found)."""
-    if not isinstance(request, Mapping) or request.get("step") not in (1, -1):
+    """What a well-formed step that found nothing says (a place in the text is always
+    found; anything else the page could send says nothing)."""
+    if not isinstance(request, Mapping):
         return None
-    column = request.get("column")
+    step, column, offset = request.get("step"), request.get("column"), request.get("offset")
+    if type(step) is not int or step not in (1, -1) or type(offset) is not int:
+        return None
     if not isinstance(column, str) or column not in columns:
         return None
     what = "chunk that the flag filter matches" if request.get("match") is True else "chunk start"
-    way = "after" if request["step"] == 1 else "before"
+    way = "after" if step == 1 else "before"
     return f"No {what} {way} this place in {markdown_literal(column)}."
 
 
