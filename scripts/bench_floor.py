@@ -15,15 +15,13 @@ from __future__ import annotations
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from hashlib import sha256
 from pathlib import Path
 
 import orjson
 
 # scripts/ is on the path as this script runs: make bench's corpus, built the same way.
-from bench import ENVIRONMENT, ROOT, copied_corpus, load_folder
+from bench import ENVIRONMENT, ROOT, best_seconds, copied_corpus, load_folder
 
 from explorer import make_config
 from explorer.grammars import grammar_for
@@ -33,15 +31,6 @@ from explorer.loading import DirectoryReader, load_documents
 from explorer.manifest import parse_manifest
 
 NO_LIMITS = Limits(chunks_per_document=MAX_CHUNKS_LIMIT, chunks_per_index=MAX_CHUNKS_LIMIT)
-
-
-def best(work: Callable[[], object], repeats: int = 5) -> float:
-    fastest = float("inf")
-    for _ in range(repeats):
-        began = time.perf_counter()
-        work()
-        fastest = min(fastest, time.perf_counter() - began)
-    return fastest
 
 
 def import_seconds() -> float:
@@ -98,20 +87,20 @@ def main(argv: list[str]) -> int:
 
         stages = {
             "interpreter and imports (fresh process)": import_seconds(),
-            "manifest parsed": best(lambda: parse_manifest(raw)),
-            "documents read and verified": best(
+            "manifest parsed": best_seconds(lambda: parse_manifest(raw)),
+            "documents read and verified": best_seconds(
                 lambda: load_documents(
                     manifest, DirectoryReader(manifest_path.parent), 64 << 20, 1 << 30, grammar
                 )
             ),
-            "sections": best(lambda: [grammar.sections(d["text"]) for d in loaded]),
-            "sections and packing": best(
+            "sections": best_seconds(lambda: [grammar.sections(d["text"]) for d in loaded]),
+            "sections and packing": best_seconds(
                 lambda: [list(_placed(d["text"], config, None)) for d in loaded]
             ),
-            "write_index (bytes dropped)": best(
+            "write_index (bytes dropped)": best_seconds(
                 lambda: write_index(loaded, config, lambda _: None, limits=NO_LIMITS)
             ),
-            "  of it, the ids' C work alone": best(essential),
+            "  of it, the ids' C work alone": best_seconds(essential),
         }
     print(f"{len(loaded):,} documents, {size:.2f} MB, {chunks:,} chunks, heading-aware 220")
     for name, seconds in stages.items():
