@@ -151,15 +151,15 @@ def _nice_width(span: int, bins: int) -> int:
 
 def size_histogram(columns: Sequence[Column], bins: int = HISTOGRAM_BINS) -> Histogram:
     """Every column's chunk sizes in common bins of a round width, from 0: up to the
-    largest size, or, when that is more than twice the 99th percentile of all sizes, up
-    to the percentile, the larger ones gathered in one last bin."""
+    largest size, or, when that is more than twice the largest of the columns' 99th
+    percentiles, up to that percentile, the larger sizes (at most 1 % of any column's
+    chunks) gathered in one last bin."""
     sizes = {col.name: [chunk_size(c) for c in col.index["chunks"]] for col in columns}
-    every = sorted(size for values in sizes.values() for size in values)
-    largest = every[-1] if every else 0
-    reach = largest
-    if every:
-        percentile = every[-(-99 * len(every) // 100) - 1]  # nearest rank
-        reach = percentile if largest > 2 * percentile else largest
+    ordered = [sorted(values) for values in sizes.values() if values]
+    largest = max((values[-1] for values in ordered), default=0)
+    # Nearest rank: the size that 99 % of the column's chunks do not exceed.
+    percentile = max((values[-(-99 * len(values) // 100) - 1] for values in ordered), default=0)
+    reach = percentile if largest > 2 * percentile else largest
     width = _nice_width(reach + 1, bins)
     count = reach // width + 1 + (reach < largest)
     counts = {}

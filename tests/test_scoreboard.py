@@ -107,6 +107,16 @@ def test_one_huge_chunk_is_gathered_in_a_last_bin_not_squeezing_the_rest() -> No
     assert sum(histogram.counts["paragraph"]) == col.result["chunk_count"] == 301
     assert histogram.counts["paragraph"][-1] == 1  # the huge one, alone in the last bin
     assert histogram.edges[-1] <= 20_000
+    # Beside a column of small chunks, a column of widely spread sizes keeps them in
+    # their bins: only what lies beyond every column's 99th percentile is gathered.
+    text = "# T\n\n" + "".join(f"{'word ' * (n % 80 + 4)}end.\n\n" for n in range(300))
+    text += "x" * 20_000 + "\n"
+    spread = run_column("paragraph", [doc(text)], [], make_config("paragraph"))
+    small = run_column("fixed-char", [doc(text)], [], make_config("fixed-char", 40))
+    histogram = size_histogram([small, spread], bins=20)
+    assert histogram.beyond and histogram.edges[-1] >= 400  # past the widest paragraph
+    assert histogram.counts["paragraph"][-1] == 1
+    assert histogram.counts["fixed-char"][-1] == 0
     # Sizes without such an outlier keep every bin up to the largest.
     assert not size_histogram([column("fixed-char", 4, checks=False)], bins=4).beyond
 
