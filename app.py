@@ -34,17 +34,23 @@ from explorer import (
     parse_manifest,
     validate_index_bytes,
 )
-from explorer.checks import checks_key, new_check
-from explorer.chunk_map import build_chunk_map
+from explorer.checking.checks import checks_key, new_check
+from explorer.checking.chunk_map import build_chunk_map
+from explorer.checking.flags import FLAG_WORDS, FLAGS, index_flags
 from explorer.digests import canonical_json, sha
-from explorer.display import file_name_part, markdown_literal
-from explorer.flags import FLAG_WORDS, FLAGS, index_flags
 from explorer.grammars import Grammar
 from explorer.jsonio import dump_json
-from explorer.paging import PAGE_CHARS, pages
 from explorer.pipeline import ColumnRunner, run_column
-from explorer.render import LEGEND, STYLE, highlights, render_view
-from explorer.uploads import Bundle, bundle_from_uploads, bundle_zip, manifest_json, pasted_bundle
+from explorer.sources.uploads import (
+    Bundle,
+    bundle_from_uploads,
+    bundle_zip,
+    manifest_json,
+    pasted_bundle,
+)
+from explorer.view.display import file_name_part, markdown_literal
+from explorer.view.paging import PAGE_CHARS, pages
+from explorer.view.render import LEGEND, STYLE, highlights, render_view
 from ui.chunk_files import (
     cached_importer,
     chunk_file_uploads,

@@ -30,14 +30,33 @@ promises. Where code says "the seed" it means the chunking exercise this project
 started from, whose fixture and recorded ids (`fixtures/aster/`) the core reproduces.
 """
 
-from .checks import CheckResult, ResolvedCheck, evaluate_check, evaluate_checks, resolve_check
-from .chunk_map import build_chunk_map, check_against, decode_chunk_map
-from .config import ChunkConfig
+from .checking.checks import (
+    CheckResult,
+    ResolvedCheck,
+    evaluate_check,
+    evaluate_checks,
+    resolve_check,
+)
+from .checking.chunk_map import build_chunk_map, check_against, decode_chunk_map
+from .checking.report import Report
+from .checking.validate import (
+    ValidatedFile,
+    check_against_sources,
+    validate_index,
+    validate_index_bytes,
+    validate_index_file,
+)
+from .chunking.config import ChunkConfig
+from .chunking.imports import ChunkFile, Placement, place
+from .chunking.index import ChunkRecord, Index, build_index, document_chunks
+from .chunking.policies import LIBRARY_POLICIES, POLICIES, Policy, make_config, parse_config
 from .digests import digest, sha
-from .documents import DocumentRecord
-from .embedding import Embedder, load_embedder
 from .errors import ErrorCode, ExplorerError
-from .evaluate import (
+from .grammars.v1 import Section, paragraphs, sections
+from .limits import DEFAULT_LIMITS, Limits
+from .pipeline import Column, Exploration, Settings, compare, explore
+from .retrieval.embedding import Embedder, load_embedder
+from .retrieval.evaluate import (
     Evaluation,
     PlacedQuestion,
     Question,
@@ -49,11 +68,8 @@ from .evaluate import (
     place_questions,
     sweep_columns,
 )
-from .grammar import Section, paragraphs, sections
-from .imports import ChunkFile, Placement, place
-from .index import ChunkRecord, Index, build_index, document_chunks
-from .limits import DEFAULT_LIMITS, Limits
-from .loading import (
+from .sources.documents import DocumentRecord
+from .sources.loading import (
     DEFAULT_MAX_DOCUMENT_BYTES,
     DirectoryReader,
     DocumentStatus,
@@ -62,18 +78,8 @@ from .loading import (
     SourceReader,
     load_documents,
 )
-from .manifest import Manifest, ManifestDocument, ManifestSpan, SpanCheck, parse_manifest
-from .pipeline import Column, Exploration, Settings, compare, explore
-from .policies import LIBRARY_POLICIES, POLICIES, Policy, make_config, parse_config
-from .report import Report
+from .sources.manifest import Manifest, ManifestDocument, ManifestSpan, SpanCheck, parse_manifest
 from .store import Store
-from .validate import (
-    ValidatedFile,
-    check_against_sources,
-    validate_index,
-    validate_index_bytes,
-    validate_index_file,
-)
 
 __all__ = [
     "DEFAULT_LIMITS",

@@ -18,18 +18,36 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO, cast
 from urllib.parse import quote
 
-from .chunk_map import (
+from .checking.chunk_map import (
     LOGICAL_FILE,
     check_against,
     chunk_maps,
     decode_chunk_map,
     write_chunk_maps,
 )
-from .config import DEFAULT_GRAMMAR, ChunkConfig, ParameterValue
-from .drafts import draft_manifest, text_files_under
-from .embedding import DEFAULT_EMBEDDER, load_embedder
+from .checking.validate import check_against_sources, validate_index_file
+from .chunking.config import (
+    DEFAULT_GRAMMAR,
+    ChunkConfig,
+    ParameterValue,
+    grammar_for,
+    loading_grammar,
+)
+from .chunking.imports import MAX_CHUNK_FILE_BYTES, ChunkFile, place
+from .chunking.index import write_index
+from .chunking.policies import LIBRARY_POLICIES, POLICIES, make_config
 from .errors import ErrorCode, ExplorerError, io_error
-from .evaluate import (
+from .grammars import GRAMMARS, V1_GRAMMAR, Grammar
+from .jsonio import dump_json
+from .limits import (
+    DEFAULT_LIMITS,
+    MAX_CHUNKS_LIMIT,
+    MAX_SPAN_CHECK_WORK_LIMIT,
+    Limits,
+)
+from .pipeline import Settings, write_comparison
+from .retrieval.embedding import DEFAULT_EMBEDDER, load_embedder
+from .retrieval.evaluate import (
     DEFAULT_K,
     MAX_K,
     RETRIEVERS,
@@ -39,17 +57,8 @@ from .evaluate import (
     parse_questions,
     sweep_columns,
 )
-from .grammars import GRAMMARS, V1_GRAMMAR, Grammar, grammar_for, loading_grammar
-from .imports import MAX_CHUNK_FILE_BYTES, ChunkFile, place
-from .index import write_index
-from .jsonio import dump_json
-from .limits import (
-    DEFAULT_LIMITS,
-    MAX_CHUNKS_LIMIT,
-    MAX_SPAN_CHECK_WORK_LIMIT,
-    Limits,
-)
-from .loading import (
+from .sources.drafts import draft_manifest, text_files_under
+from .sources.loading import (
     DEFAULT_MAX_DOCUMENT_BYTES,
     DEFAULT_MAX_TOTAL_BYTES,
     MAX_DOCUMENT_BYTES_LIMIT,
@@ -61,16 +70,13 @@ from .loading import (
     read_at_most,
     require_loaded,
 )
-from .manifest import Manifest, parse_manifest, require_unique_source_ids
-from .pipeline import Settings, write_comparison
-from .policies import LIBRARY_POLICIES, POLICIES, make_config
+from .sources.manifest import Manifest, parse_manifest, require_unique_source_ids
+from .sources.uploads import manifest_json
 from .store import DEFAULT_DB, Failure, Receipt, RunRow, SearchMode, Store
 from .store.wire import history_output, ingest_output, search_output
-from .uploads import manifest_json
-from .validate import check_against_sources, validate_index_file
 
 if TYPE_CHECKING:
-    from .engine_ray import RayRun
+    from .engines.ray import RayRun
 
 MAX_INPUT_FILE_BYTES = 512 * 1024 * 1024
 
@@ -321,7 +327,7 @@ def _engine_options(sub: argparse.ArgumentParser) -> None:
 
 def _ray_run(args: argparse.Namespace) -> RayRun:
     """`--engine ray`'s run of the manifest; Ray is imported only now."""
-    from .engine_ray import RayRun, start_ray
+    from .engines.ray import RayRun, start_ray
 
     manifest = parse_manifest(_read(args.manifest, "manifest"))
     require_unique_source_ids(manifest)
@@ -656,7 +662,7 @@ def _index(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
 
 def _index_on_ray(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    from .engine_ray import ray_write_index
+    from .engines.ray import ray_write_index
 
     if args.chunks:
         raise ExplorerError(ErrorCode.USAGE, "--engine ray indexes a --policy, not --chunks")
@@ -791,7 +797,7 @@ def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         columns = columns_of(Settings(tuple(configs)) if configs else Settings.default())
     grammar = loading_grammar(config for _, config in columns)
     if args.engine == "ray":
-        from .engine_ray import ray_evaluate, require_shardable
+        from .engines.ray import ray_evaluate, require_shardable
 
         require_shardable(args.retriever)  # refused before Ray starts
         notes = partial(print, file=stderr)

@@ -16,19 +16,9 @@ from functools import cached_property
 
 import orjson
 
-from .checks import CheckResult, ResolvedCheck, evaluate_checks, resolve_check
-from .config import DEFAULT_GRAMMAR, MAX_CHARS_LIMIT, ChunkConfig, ParameterValue
-from .documents import DocumentRecord
-from .errors import ErrorCode, ExplorerError
-from .flags import document_flags, flag_counts, index_flags
-from .grammars import GRAMMARS, V1_GRAMMAR, Grammar, loading_grammar
-from .imports import ChunkFile, place
-from .index import ChunkRecord, GivenSpans, Index, build_index, write_index
-from .limits import DEFAULT_LIMITS, Limits
-from .loading import LoadResult
-from .manifest import SpanCheck
-from .policies import LIBRARY_POLICIES, POLICIES, make_config
-from .report import (
+from .checking.checks import CheckResult, ResolvedCheck, evaluate_checks, resolve_check
+from .checking.flags import document_flags, flag_counts, index_flags
+from .checking.report import (
     REPORT_VERSION,
     DocumentStatusEntry,
     FlagCounts,
@@ -36,7 +26,23 @@ from .report import (
     Report,
     SkippedCheck,
 )
-from .validate import validate_index
+from .checking.validate import validate_index
+from .chunking.config import (
+    DEFAULT_GRAMMAR,
+    MAX_CHARS_LIMIT,
+    ChunkConfig,
+    ParameterValue,
+    loading_grammar,
+)
+from .chunking.imports import ChunkFile, place
+from .chunking.index import ChunkRecord, GivenSpans, Index, build_index, write_index
+from .chunking.policies import LIBRARY_POLICIES, POLICIES, make_config
+from .errors import ErrorCode, ExplorerError
+from .grammars import GRAMMARS, V1_GRAMMAR, Grammar
+from .limits import DEFAULT_LIMITS, Limits
+from .sources.documents import DocumentRecord
+from .sources.loading import LoadResult
+from .sources.manifest import SpanCheck
 
 # Older links name the two sized policies by these keys; they are still read.
 _QUERY_ALIASES = {"fixed": "fixed-char", "target": "heading-aware"}

@@ -13,12 +13,12 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
-from .chunk_map import ChunkMap
-from .evaluate import EVALUATION, QuestionSet
-from .index import Index
+from .checking.chunk_map import ChunkMap
+from .checking.report import Report
+from .chunking.index import Index
 from .jsonio import dump_json
-from .manifest import Manifest
-from .report import Report
+from .retrieval.evaluate import EVALUATION, QuestionSet
+from .sources.manifest import Manifest
 from .store.wire import HistoryOutput, IngestOutput, SearchOutput
 
 _MODELS: dict[str, type[BaseModel]] = {

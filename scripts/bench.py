@@ -42,13 +42,13 @@ from explorer import (
     make_config,
     validate_index,
 )
+from explorer.chunking.index import write_index
 from explorer.digests import sha_bytes
-from explorer.documents import document_record
 from explorer.grammars import GRAMMARS
-from explorer.index import write_index
 from explorer.jsonio import dump_json
 from explorer.limits import MAX_CHUNKS_LIMIT, Limits
-from explorer.manifest import Manifest
+from explorer.sources.documents import document_record
+from explorer.sources.manifest import Manifest
 
 MIB = 1024 * 1024
 # A 4 MiB document in 80-character chunks passes the default per-document limit.

@@ -26,8 +26,8 @@ from pathlib import Path
 from playwright.sync_api import Browser, Page, sync_playwright
 from streamlit.testing.v1 import AppTest
 
-from explorer.render import MAX_DRAWN_PIECES
-from explorer.uploads import MAX_TOTAL_BYTES
+from explorer.sources.uploads import MAX_TOTAL_BYTES
+from explorer.view.render import MAX_DRAWN_PIECES
 from tests.appserver import CHROMIUM_ARGS, IDLE, app_process, chromium_path
 
 ROOT = Path(__file__).resolve().parents[1]

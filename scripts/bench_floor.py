@@ -24,11 +24,11 @@ import orjson
 from bench import ENVIRONMENT, ROOT, best_seconds, copied_corpus, load_folder
 
 from explorer import make_config
-from explorer.grammars import grammar_for
-from explorer.index import _placed, write_index
+from explorer.chunking.config import grammar_for
+from explorer.chunking.index import _placed, write_index
 from explorer.limits import MAX_CHUNKS_LIMIT, Limits
-from explorer.loading import DirectoryReader, load_documents
-from explorer.manifest import parse_manifest
+from explorer.sources.loading import DirectoryReader, load_documents
+from explorer.sources.manifest import parse_manifest
 
 NO_LIMITS = Limits(chunks_per_document=MAX_CHUNKS_LIMIT, chunks_per_index=MAX_CHUNKS_LIMIT)
 

@@ -33,7 +33,7 @@ from explorer import (
     make_config,
     parse_manifest,
 )
-from explorer.embedding import from_blobs
+from explorer.retrieval.embedding import from_blobs
 from explorer.store import SearchMode, Store
 
 WORDS = [

@@ -4,7 +4,7 @@
 
 CORPUS_DIR defaults to ../shared/corpora/markdown-docs. Every .md file is read and
 normalized as the loader does (BOM dropped, CR LF and lone CR to LF). Then, with the
-real policies and the real build (`explorer.index.document_chunks`):
+real policies and the real build (`explorer.chunking.index.document_chunks`):
 
 1. Loading: which files each grammar admits (v1 refuses those without a leading
    heading, `heading_required`), and how many section titles come from a line inside a
@@ -32,14 +32,14 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from explorer import make_config
-from explorer.config import ChunkConfig
-from explorer.documents import DocumentRecord, document_record
+from explorer.chunking.config import ChunkConfig
+from explorer.chunking.index import build_index, document_chunks
+from explorer.chunking.tokens import count_tokens
 from explorer.errors import ExplorerError
 from explorer.grammars import GRAMMARS
-from explorer.index import build_index, document_chunks
+from explorer.grammars.markdown import sections as markdown_sections
 from explorer.limits import MAX_CHUNKS_LIMIT, Limits
-from explorer.markdown_grammar import sections as markdown_sections
-from explorer.tokens import count_tokens
+from explorer.sources.documents import DocumentRecord, document_record
 
 Span = tuple[int, int]
 CHAR_SIZES = (100, 220, 500, 1000)

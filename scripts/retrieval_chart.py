@@ -17,9 +17,9 @@ from pathlib import Path
 
 import altair as alt
 
-from explorer.evaluate import curve, evaluate, parse_questions, sweep_columns
-from explorer.loading import DirectoryReader, load_documents
-from explorer.manifest import parse_manifest
+from explorer.retrieval.evaluate import curve, evaluate, parse_questions, sweep_columns
+from explorer.sources.loading import DirectoryReader, load_documents
+from explorer.sources.manifest import parse_manifest
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "fixtures" / "markdown-docs"

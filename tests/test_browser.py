@@ -14,8 +14,8 @@ from PIL import Image
 from playwright.sync_api import Browser, Dialog, Page, expect, sync_playwright
 from pydantic import TypeAdapter
 
-from explorer.display import WJ
-from explorer.report import Report
+from explorer.checking.report import Report
+from explorer.view.display import WJ
 from tests.appserver import CHROMIUM_ARGS, IDLE, chromium_path, running_app
 from tests.conftest import FIXTURE, MANIFEST, ROOT, golden_index, run_module
 

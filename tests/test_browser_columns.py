@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from explorer.display import WJ
+from explorer.view.display import WJ
 from tests.test_browser import app_url, browser, page, table_cell, wait_idle
 
 __all__ = ["app_url", "browser", "page"]  # the fixtures, shared with test_browser

@@ -21,7 +21,7 @@ from explorer import (
     make_config,
     parse_manifest,
 )
-from explorer.chunk_map import (
+from explorer.checking.chunk_map import (
     ChunkMap,
     _plan,
     build_chunk_map,
@@ -29,8 +29,8 @@ from explorer.chunk_map import (
     decode_chunk_map,
     write_chunk_maps,
 )
-from explorer.documents import DocumentRecord
 from explorer.jsonio import dump_json
+from explorer.sources.documents import DocumentRecord
 from tests.conftest import MANIFEST, ROOT, run_cli
 
 # A map as a test tampers with it: any key may be given any value.

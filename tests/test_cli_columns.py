@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from explorer import Settings, load_documents, make_config, parse_manifest
-from explorer.loading import DirectoryReader
 from explorer.pipeline import compare
+from explorer.sources.loading import DirectoryReader
 from tests.conftest import MANIFEST, ManifestBuilder, run_cli
 
 NINE_COLUMNS = [a for n in range(1, 10) for a in ("--policy", "fixed-char", "--max-chars", str(n))]

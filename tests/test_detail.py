@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from explorer import build_index, make_config
-from explorer.detail import chunk_facts
-from explorer.tokens import count_tokens
+from explorer.chunking.tokens import count_tokens
+from explorer.view.detail import chunk_facts
 from tests.test_render import doc
 
 

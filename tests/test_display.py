@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from explorer.display import (
+from explorer.view.display import (
     FSI,
     PDI,
     WJ,

@@ -17,7 +17,9 @@ from typing import Any
 
 import pytest
 
-from explorer.engine_ray import (
+from explorer.chunking.index import write_index
+from explorer.chunking.policies import make_config
+from explorer.engines.ray import (
     ColumnPiece,
     DocumentPiece,
     IndexFold,
@@ -27,19 +29,17 @@ from explorer.engine_ray import (
     start_ray,
 )
 from explorer.errors import ErrorCode, ExplorerError
-from explorer.evaluate import evaluate, parse_questions
 from explorer.grammars import V1_GRAMMAR
-from explorer.index import write_index
 from explorer.limits import DEFAULT_LIMITS
-from explorer.loading import (
+from explorer.retrieval.evaluate import evaluate, parse_questions
+from explorer.sources.loading import (
     DEFAULT_MAX_DOCUMENT_BYTES,
     DEFAULT_MAX_TOTAL_BYTES,
     DirectoryReader,
     DocumentStatus,
     load_documents,
 )
-from explorer.manifest import parse_manifest
-from explorer.policies import make_config
+from explorer.sources.manifest import parse_manifest
 from tests.conftest import MANIFEST, ROOT, ManifestBuilder, run_cli, sha256_hex
 
 MARKDOWN_DOCS = ROOT / "fixtures" / "markdown-docs" / "manifest.json"

@@ -13,8 +13,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from explorer.chunking.policies import make_config
 from explorer.errors import ErrorCode, ExplorerError
-from explorer.evaluate import (
+from explorer.retrieval.evaluate import (
     EVALUATION,
     QuestionSet,
     new_question,
@@ -24,9 +25,8 @@ from explorer.evaluate import (
     sweep_columns,
     union,
 )
-from explorer.loading import DirectoryReader, LoadResult, load_documents
-from explorer.manifest import parse_manifest
-from explorer.policies import make_config
+from explorer.sources.loading import DirectoryReader, LoadResult, load_documents
+from explorer.sources.manifest import parse_manifest
 from tests.conftest import ROOT, run_cli
 
 LIBRARY = ROOT / "fixtures" / "library"
@@ -236,7 +236,7 @@ def evaluated(*args: str) -> dict[str, Any]:
 
 def recompute_every_figure(evaluation: dict[str, Any]) -> None:
     """From the retrieved ranges alone, and the chunks of an index rebuilt here."""
-    from explorer.index import build_index
+    from explorer.chunking.index import build_index
 
     load = library()
     placed = {
@@ -317,8 +317,8 @@ def test_heading_aware_keeps_every_library_answer_whole() -> None:
 def test_a_sentence_of_a_chunk_retrieves_that_chunk_first_under_bm25(
     sentence: str, policy: str
 ) -> None:
-    from explorer.evaluate import BM25, top_k
-    from explorer.index import build_index
+    from explorer.chunking.index import build_index
+    from explorer.retrieval.evaluate import BM25, top_k
 
     chunks = build_index(library().documents, make_config(policy))["chunks"]
     owner = [i for i, c in enumerate(chunks) if sentence in c["text"]]
@@ -332,7 +332,7 @@ def test_a_sentence_of_a_chunk_retrieves_that_chunk_first_under_bm25(
 
 
 def test_ties_break_by_chunk_order() -> None:
-    from explorer.evaluate import BM25, top_k
+    from explorer.retrieval.evaluate import BM25, top_k
 
     chunks = ["alpha beta", "gamma delta", "alpha beta", "epsilon", "alpha beta"]
     scores = BM25().scores(chunks, ["alpha", "nothing matches"])
@@ -547,8 +547,8 @@ def test_on_real_docs_a_sentence_of_a_chunk_almost_always_retrieves_it_first(pol
     can outscore it), but over ~800 chunks of real prose it holds nearly always."""
     import re
 
-    from explorer.evaluate import BM25, top_k
-    from explorer.index import build_index
+    from explorer.chunking.index import build_index
+    from explorer.retrieval.evaluate import BM25, top_k
 
     manifest = parse_manifest((MARKDOWN_DOCS / "manifest.json").read_bytes())
     load = load_documents(manifest, DirectoryReader(MARKDOWN_DOCS))

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from explorer import build_index, make_config
-from explorer.documents import DocumentRecord, document_record
-from explorer.flags import (
+from explorer.checking.flags import (
     DANGLING,
     FLAGS,
     IN_CODE_BLOCK,
@@ -18,6 +17,7 @@ from explorer.flags import (
     mid_sentence,
     opens_with_back_reference,
 )
+from explorer.sources.documents import DocumentRecord, document_record
 
 
 def doc(text: str, source_id: str = "d") -> DocumentRecord:
@@ -111,8 +111,8 @@ def test_the_report_counts_each_columns_flags_streamed_or_not() -> None:
     import json
 
     from explorer import LoadResult, load_documents, parse_manifest
-    from explorer.loading import DirectoryReader
     from explorer.pipeline import Settings, compare, write_comparison
+    from explorer.sources.loading import DirectoryReader
     from tests.conftest import MANIFEST
 
     manifest = parse_manifest(MANIFEST.read_bytes())

@@ -23,7 +23,7 @@ from explorer import (
     validate_index,
     validate_index_bytes,
 )
-from explorer.chunk_map import build_chunk_map, check_against, decode_chunk_map
+from explorer.checking.chunk_map import build_chunk_map, check_against, decode_chunk_map
 from tests.conftest import MANIFEST, golden_index, run_cli, sha256_hex
 
 JSON = st.recursive(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from explorer import ErrorCode, ExplorerError, build_index, make_config, paragraphs, sections
-from explorer.documents import DocumentRecord, document_record
+from explorer.sources.documents import DocumentRecord, document_record
 
 
 def doc(text: str) -> DocumentRecord:

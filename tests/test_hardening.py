@@ -22,8 +22,8 @@ from explorer import (
     parse_manifest,
     validate_index_bytes,
 )
-from explorer.documents import DocumentRecord, document_record
-from explorer.uploads import bundle_from_files
+from explorer.sources.documents import DocumentRecord, document_record
+from explorer.sources.uploads import bundle_from_files
 from tests.conftest import MANIFEST, ROOT, ManifestBuilder, golden_index, run_cli, sha256_hex
 
 GOOD = b"# Title\n\nBody text.\n"

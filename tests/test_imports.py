@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from explorer.documents import DocumentRecord, document_record
+from explorer.checking.validate import validate_index
+from explorer.chunking.imports import ChunkFile, detect_shape, place
+from explorer.chunking.index import build_index
 from explorer.errors import ErrorCode, ExplorerError
-from explorer.imports import ChunkFile, detect_shape, place
-from explorer.index import build_index
-from explorer.loading import DirectoryReader, LoadResult, load_documents
-from explorer.manifest import parse_manifest
 from explorer.pipeline import Settings, explore, write_comparison
-from explorer.validate import validate_index
+from explorer.sources.documents import DocumentRecord, document_record
+from explorer.sources.loading import DirectoryReader, LoadResult, load_documents
+from explorer.sources.manifest import parse_manifest
 
 from .conftest import ROOT, ManifestBuilder, run_cli
 

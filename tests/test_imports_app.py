@@ -14,9 +14,9 @@ from langchain_text_splitters import RecursiveCharacterTextSplitter
 from playwright.sync_api import Browser, Page, expect
 from streamlit.testing.v1 import AppTest
 
-from explorer.loading import DirectoryReader, load_documents
-from explorer.manifest import parse_manifest
 from explorer.pipeline import Settings
+from explorer.sources.loading import DirectoryReader, load_documents
+from explorer.sources.manifest import parse_manifest
 from tests.appserver import running_app
 from tests.conftest import MANIFEST, ROOT
 from tests.test_browser import browser, wait_idle

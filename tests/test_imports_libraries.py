@@ -11,10 +11,10 @@ from chonkie import RecursiveChunker
 from langchain_core.documents import Document
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
+from explorer.chunking.imports import ChunkFile, place
 from explorer.errors import ErrorCode, ExplorerError
-from explorer.imports import ChunkFile, place
-from explorer.loading import DirectoryReader, LoadResult, load_documents
-from explorer.manifest import parse_manifest
+from explorer.sources.loading import DirectoryReader, LoadResult, load_documents
+from explorer.sources.manifest import parse_manifest
 
 from .conftest import ROOT
 

@@ -18,16 +18,16 @@ from hypothesis import strategies as st
 from langchain_text_splitters import MarkdownHeaderTextSplitter, RecursiveCharacterTextSplitter
 from semchunk.semchunk import chunk as semchunk_chunk
 
-from explorer.config import ChunkConfig
-from explorer.documents import DocumentRecord, document_record
+from explorer.checking.validate import validate_index
+from explorer.chunking.config import ChunkConfig
+from explorer.chunking.index import build_index
+from explorer.chunking.policies import LIBRARY_POLICIES, make_config, parse_config
+from explorer.chunking.tokens import count_tokens
 from explorer.errors import ErrorCode, ExplorerError
-from explorer.index import build_index
-from explorer.loading import DirectoryReader, load_documents
-from explorer.manifest import parse_manifest
 from explorer.pipeline import Settings
-from explorer.policies import LIBRARY_POLICIES, make_config, parse_config
-from explorer.tokens import count_tokens
-from explorer.validate import validate_index
+from explorer.sources.documents import DocumentRecord, document_record
+from explorer.sources.loading import DirectoryReader, load_documents
+from explorer.sources.manifest import parse_manifest
 
 from .conftest import ROOT, run_cli
 

@@ -9,8 +9,9 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from explorer.markdown_grammar import MarkdownSection, sections, split_block
-from explorer.tokens import CHARS, TOKENS, Unit, count_tokens
+from explorer.chunking.tokens import CHARS, TOKENS, count_tokens
+from explorer.grammars.markdown import MarkdownSection, sections, split_block
+from explorer.grammars.units import Unit
 
 
 def outline(text: str) -> list[tuple[str, list[str]]]:

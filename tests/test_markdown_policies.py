@@ -12,10 +12,10 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from explorer import build_index, make_config
-from explorer.config import ChunkConfig
-from explorer.index import document_chunks
+from explorer.chunking.config import ChunkConfig
+from explorer.chunking.index import document_chunks
+from explorer.grammars.markdown import sections
 from explorer.limits import MAX_CHUNKS_LIMIT, Limits
-from explorer.markdown_grammar import sections
 from tests.test_markdown_grammar import LINES
 from tests.test_overlap import measure
 from tests.test_properties import record

@@ -12,12 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from explorer import make_config
-from explorer.checks import ResolvedCheck, ResolvedSpan
-from explorer.navigation import ROWS, jump_target, render_minimap, step_boundary
-from explorer.paging import page_of, pages
+from explorer.checking.checks import ResolvedCheck, ResolvedSpan
 from explorer.pipeline import run_column
-from explorer.render import render_matrix, render_view
-from explorer.scoreboard import check_matrix
+from explorer.view.navigation import ROWS, jump_target, render_minimap, step_boundary
+from explorer.view.paging import page_of, pages
+from explorer.view.render import render_matrix, render_view
+from explorer.view.scoreboard import check_matrix
 from tests.test_app import PASTE, long_document, shown, start, views
 from tests.test_render import HOSTILE, doc, visible_text
 

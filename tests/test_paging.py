@@ -7,7 +7,7 @@ from itertools import pairwise
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from explorer.paging import page_of, pages
+from explorer.view.paging import page_of, pages
 
 
 @settings(max_examples=200, deadline=None)

@@ -21,9 +21,9 @@ from explorer import (
     sha,
     validate_index,
 )
-from explorer.documents import DocumentRecord, document_record
-from explorer.grammar import _paragraphs_by_lines, paragraphs
-from explorer.index import section_id
+from explorer.chunking.index import section_id
+from explorer.grammars.v1 import _paragraphs_by_lines, paragraphs
+from explorer.sources.documents import DocumentRecord, document_record
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -10,20 +10,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from explorer import build_index, make_config, resolve_check
-from explorer.checks import ResolvedCheck, ResolvedSpan
-from explorer.config import ChunkConfig
-from explorer.documents import DocumentRecord, document_record
-from explorer.index import Index
-from explorer.manifest import SpanCheck
+from explorer.checking.checks import ResolvedCheck, ResolvedSpan
+from explorer.checking.report import PolicyResult
+from explorer.chunking.config import ChunkConfig
+from explorer.chunking.index import Index
 from explorer.pipeline import run_column
-from explorer.render import (
+from explorer.sources.documents import DocumentRecord, document_record
+from explorer.sources.manifest import SpanCheck
+from explorer.view.render import (
     MAX_DRAWN_PIECES,
     STYLE,
     highlights,
     render_text,
     render_view,
 )
-from explorer.report import PolicyResult
 
 HOSTILE = (
     "# Title <b>bold</b>\n\n"
@@ -196,14 +196,14 @@ def test_flagged_chunks_are_badged_named_and_a_filter_dims_the_others() -> None:
 def test_a_chunks_text_on_its_own_is_drawn_exactly() -> None:
     from streamlit.string_util import clean_text
 
-    from explorer.render import chunk_text_html
+    from explorer.view.render import chunk_text_html
 
     text = "\n  indented\n\t\n<b>x</b>\n"
     assert visible_text(clean_text(chunk_text_html(text))) == text
 
 
 def test_a_long_document_drawn_page_by_page_is_the_whole_document() -> None:
-    from explorer.paging import pages
+    from explorer.view.paging import pages
 
     text = "# T\n\n" + "".join(f"## S{n}\n\nword {n} " * 3 + "\n\n" for n in range(60))
     spans = [{"label": "q", "start": 100, "end": 400}]

@@ -14,8 +14,8 @@ from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
 
 from explorer import DirectoryReader, LoadResult, Settings, load_documents, parse_manifest
-from explorer.documents import document_record
-from explorer.evaluate import (
+from explorer.chunking.index import build_index, document_chunks
+from explorer.retrieval.evaluate import (
     Evaluation,
     QuestionSet,
     RetrieverName,
@@ -24,8 +24,8 @@ from explorer.evaluate import (
     place_question,
     sweep_columns,
 )
-from explorer.index import build_index, document_chunks
-from explorer.render import render_ranked_view
+from explorer.sources.documents import document_record
+from explorer.view.render import render_ranked_view
 from tests.conftest import MANIFEST, ROOT
 from tests.test_app import errors, shown
 from tests.test_store_app import library_upload

@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 from pydantic import TypeAdapter
 
-from explorer.report import Report
+from explorer.checking.report import Report
 from explorer.schema import json_schemas
 from tests.conftest import MANIFEST, POLICY_SIZES, ROOT, golden_index, run_cli
 

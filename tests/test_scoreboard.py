@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from explorer import make_config, resolve_check
-from explorer.flags import flag_counts, index_flags
-from explorer.manifest import SpanCheck
+from explorer.checking.flags import flag_counts, index_flags
 from explorer.pipeline import Column, run_column
-from explorer.render import render_matrix
-from explorer.scoreboard import (
+from explorer.sources.manifest import SpanCheck
+from explorer.view.render import render_matrix
+from explorer.view.scoreboard import (
     Cell,
     MatrixRow,
     check_matrix,

@@ -26,7 +26,7 @@ PAUSING_INGEST = """
 import sys, time
 from pathlib import Path
 from explorer import DirectoryReader, load_documents, make_config, parse_manifest
-from explorer.embedding import load_embedder
+from explorer.retrieval.embedding import load_embedder
 from explorer.store import Store
 
 manifest_path, db, point = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]

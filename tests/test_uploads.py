@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from explorer import ErrorCode, ExplorerError, MappingReader, load_documents, uploads
+from explorer import ErrorCode, ExplorerError, MappingReader, load_documents
 from explorer.digests import sha_bytes
-from explorer.drafts import failure_advice
-from explorer.uploads import (
+from explorer.sources import uploads
+from explorer.sources.drafts import failure_advice
+from explorer.sources.uploads import (
     bundle_from_files,
     bundle_from_uploads,
     bundle_from_zip,

@@ -24,9 +24,9 @@ from explorer import (
     validate_index_bytes,
     validate_index_file,
 )
-from explorer.documents import document_record
+from explorer.chunking.index import write_index
 from explorer.errors import ErrorCode, ExplorerError
-from explorer.index import write_index
+from explorer.sources.documents import document_record
 from tests.conftest import POLICY_SIZES, golden_index, run_cli
 
 Index = dict[str, Any]

@@ -1,6 +1,6 @@
 """Other pipelines beside ours: chunk files uploaded beside the manifest, and live columns
-of the chunking libraries (docs/contract.md §5c). Widgets only: `explorer.imports` and
-`explorer.policies` place, build and check; the page shows them as further columns."""
+of the chunking libraries (docs/contract.md §5c). Widgets only: `explorer.chunking.imports` and
+`explorer.chunking.policies` place, build and check; the page shows them as further columns."""
 
 from __future__ import annotations
 
@@ -21,11 +21,11 @@ from explorer import (
     ResolvedCheck,
     Settings,
 )
-from explorer.checks import checks_key
-from explorer.display import markdown_literal
-from explorer.imports import MAX_NAME_CHARS, ChunkFile
+from explorer.checking.checks import checks_key
+from explorer.chunking.imports import MAX_NAME_CHARS, ChunkFile
+from explorer.chunking.policies import LIBRARY_POLICIES, make_config
 from explorer.pipeline import ImportRunner, import_column
-from explorer.policies import LIBRARY_POLICIES, make_config
+from explorer.view.display import markdown_literal
 from ui.common import show_error
 
 MAX_CHUNK_FILES = 4

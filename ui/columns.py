@@ -12,11 +12,11 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from explorer import ChunkConfig, ExplorerError, Settings
-from explorer.config import DEFAULT_GRAMMAR
-from explorer.display import markdown_literal
+from explorer.chunking.config import DEFAULT_GRAMMAR
+from explorer.chunking.policies import POLICIES, make_config
 from explorer.grammars import GRAMMARS
 from explorer.pipeline import MAX_OWN_COLUMNS
-from explorer.policies import POLICIES, make_config
+from explorer.view.display import markdown_literal
 
 COLUMNS = "own_columns"  # the columns' keys, in the order they are shown
 GRAMMAR = "grammar"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer import ExplorerError
-from explorer.display import markdown_literal
+from explorer.view.display import markdown_literal
 
 
 def show_error(error: ExplorerError) -> None:

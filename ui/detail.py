@@ -8,10 +8,10 @@ from collections.abc import Mapping, Sequence
 import streamlit as st
 
 from explorer import Exploration
-from explorer.detail import chunk_facts
-from explorer.display import markdown_rows
-from explorer.paging import page_of
-from explorer.render import chunk_text_html
+from explorer.view.detail import chunk_facts
+from explorer.view.display import markdown_rows
+from explorer.view.paging import page_of
+from explorer.view.render import chunk_text_html
 from ui.navigation import request_jump
 
 

@@ -1,6 +1,6 @@
 """Where the documents came from, and what to change when one did not load.
 
-Widgets and layout only: `explorer.drafts` builds manifests and says what to change.
+Widgets and layout only: `explorer.sources.drafts` builds manifests and says what to change.
 """
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from collections.abc import Mapping, Sequence
 import streamlit as st
 
 from explorer import LoadResult
+from explorer.checking.report import SkippedCheck
 from explorer.digests import sha_bytes
-from explorer.display import markdown_literal, markdown_rows
-from explorer.drafts import failure_advice
-from explorer.render import document_rows
-from explorer.report import SkippedCheck
-from explorer.uploads import Bundle, manifest_json
+from explorer.sources.drafts import failure_advice
+from explorer.sources.uploads import Bundle, manifest_json
+from explorer.view.display import markdown_literal, markdown_rows
+from explorer.view.render import document_rows
 
 
 def show_drafted(bundle: Bundle) -> None:

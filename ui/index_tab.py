@@ -20,9 +20,9 @@ from pathlib import Path
 import streamlit as st
 
 from explorer import ErrorCode, ExplorerError, LoadResult, Manifest, Settings
-from explorer.display import markdown_literal, markdown_rows
-from explorer.embedding import DEFAULT_EMBEDDER, load_embedder
+from explorer.retrieval.embedding import DEFAULT_EMBEDDER, load_embedder
 from explorer.store import SearchMode, Store
+from explorer.view.display import markdown_literal, markdown_rows
 
 from .common import show_error
 

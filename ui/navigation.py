@@ -15,9 +15,9 @@ from pathlib import Path
 import streamlit as st
 
 from explorer import Column
-from explorer.display import markdown_literal
-from explorer.navigation import jump_target
-from explorer.paging import page_of
+from explorer.view.display import markdown_literal
+from explorer.view.navigation import jump_target
+from explorer.view.paging import page_of
 
 SCRIPT = (Path(__file__).parent / "navigation.js").read_text(encoding="utf-8")
 KEY = "navigation"

@@ -3,7 +3,7 @@
 A scoreboard per column (recall, precision, IoU, hit rate, chunk count, mean size), one
 question's ranked hits drawn in each column's view of its document (why a policy wins),
 a form to add a question by quoting its answer, and a sweep of one policy's size.
-Widgets and layout only; `explorer.evaluate` measures and `explorer.render` draws.
+Widgets and layout only; `explorer.retrieval.evaluate` measures and `explorer.view.render` draws.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from explorer import (
     parse_manifest,
 )
 from explorer.digests import digest
-from explorer.display import markdown_literal, markdown_rows, plain_text
-from explorer.evaluate import (
+from explorer.pipeline import ColumnRunner
+from explorer.retrieval.evaluate import (
     DEFAULT_K,
     Evaluation,
     QuestionResult,
@@ -41,8 +41,8 @@ from explorer.evaluate import (
     parse_questions,
     sweep_columns,
 )
-from explorer.pipeline import ColumnRunner
-from explorer.render import RANKED_LEGEND, RANKED_STYLE, render_ranked_view
+from explorer.view.display import markdown_literal, markdown_rows, plain_text
+from explorer.view.render import RANKED_LEGEND, RANKED_STYLE, render_ranked_view
 
 from .common import show_error
 

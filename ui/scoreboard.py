@@ -1,6 +1,6 @@
 """The scoreboard: a row per column, the span checks by column, and chunk sizes.
 
-Widgets and layout only: `explorer.scoreboard` computes, `explorer.render` draws HTML.
+Widgets and layout only: `explorer.view.scoreboard` computes, `explorer.view.render` draws HTML.
 """
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import altair as alt
 import streamlit as st
 
 from explorer import Exploration
-from explorer.display import markdown_rows
-from explorer.render import render_matrix
-from explorer.scoreboard import check_matrix, column_score, score_rows, size_histogram
+from explorer.view.display import markdown_rows
+from explorer.view.render import render_matrix
+from explorer.view.scoreboard import check_matrix, column_score, score_rows, size_histogram
 
 
 def show_scoreboard(exploration: Exploration) -> None:

@@ -20,7 +20,7 @@ crosses tenants. This package does I/O by design; the chunks come from the pure 
 
 from pathlib import Path
 
-from ..manifest import DEFAULT_SCOPE as DEFAULT_TENANT
+from ..sources.manifest import DEFAULT_SCOPE as DEFAULT_TENANT
 from .apply import Checkpoint, RunSummary
 from .handle import Store
 from .plan import Outcome, Plan, plan_run

@@ -14,13 +14,13 @@ from datetime import UTC, datetime
 
 from pydantic import Field
 
-from ..config import ChunkConfig
+from ..chunking.config import ChunkConfig
+from ..chunking.index import ChunkRecord, document_chunks
 from ..digests import sha
-from ..documents import DocumentRecord, revision_of
-from ..embedding import Embedder
 from ..errors import ErrorCode, ExplorerError
-from ..index import ChunkRecord, document_chunks
 from ..models import StrictModel
+from ..retrieval.embedding import Embedder
+from ..sources.documents import DocumentRecord, revision_of
 from .embed import ORPHAN_VECTORS_KEPT, Embedded, drop_orphans, embed_chunks, vectors_verified
 from .plan import Outcome, Plan, Step
 from .schema import transaction

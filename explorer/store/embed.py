@@ -12,9 +12,9 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from ..embedding import Embedder, batch_size, blob_bytes, embed_texts, to_blob
+from ..chunking.index import ChunkRecord
 from ..errors import ErrorCode, ExplorerError
-from ..index import ChunkRecord
+from ..retrieval.embedding import Embedder, batch_size, blob_bytes, embed_texts, to_blob
 from .schema import transaction
 
 # Orphan vectors (no chunk row uses their text: superseded wording, failed staging) kept

@@ -9,11 +9,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
 
-from ..config import ChunkConfig
+from ..chunking.config import ChunkConfig
 from ..digests import digest
-from ..embedding import Embedder
-from ..loading import LoadResult
-from ..manifest import Manifest
+from ..retrieval.embedding import Embedder
+from ..sources.loading import LoadResult
+from ..sources.manifest import Manifest
 from . import queries
 from .apply import Checkpoint, RunSummary, apply_plan, no_checkpoint
 from .lock import RUN_WAIT_SECONDS, run_in_progress, run_lock

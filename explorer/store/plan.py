@@ -10,12 +10,12 @@ from typing import Annotated, Literal
 
 from pydantic import Field, WithJsonSchema
 
-from ..documents import DocumentRecord
 from ..errors import ErrorCode, ExplorerError
-from ..loading import LoadResult
-from ..manifest import Manifest
-from ..manifest import scope_of as tenant_of
 from ..models import strict_shape
+from ..sources.documents import DocumentRecord
+from ..sources.loading import LoadResult
+from ..sources.manifest import Manifest
+from ..sources.manifest import scope_of as tenant_of
 
 # (tenant, source_id): how the index keys a document.
 Key = tuple[str, str]

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field
 
 from ..digests import sha
-from ..embedding import Embedder, embed_texts, from_blobs
 from ..errors import ErrorCode, ExplorerError
-from ..loading import OK
 from ..models import strict_shape
+from ..retrieval.embedding import Embedder, embed_texts, from_blobs
+from ..sources.loading import OK
 from .plan import CODE_TEXT, Key, Served, StatusRow
 from .schema import BUSY_SECONDS, TABLES
 

@@ -1,0 +1,163 @@
+"""Quality flags on chunks (docs/contract.md §12): passages a reviewer should look at.
+
+The seeds' chunking review asks to "inspect passages that are too long or depend on a
+preceding heading". Each flag is a plain rule over one chunk, its document's text and its
+column's config, so the app, the report and a test compute the same flags.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ..chunking.config import ChunkConfig
+from ..chunking.index import ChunkRecord
+from ..chunking.tokens import count_tokens
+from .report import FlagCounts
+
+OVER_SIZE, TINY, MID_SENTENCE, IN_CODE_BLOCK, DANGLING = (
+    "over_size",
+    "tiny",
+    "mid_sentence",
+    "in_code_block",
+    "dangling_reference",
+)
+FLAGS = (OVER_SIZE, TINY, MID_SENTENCE, IN_CODE_BLOCK, DANGLING)
+FLAG_WORDS = {
+    OVER_SIZE: "longer than the size",
+    TINY: "under a tenth of the size",
+    MID_SENTENCE: "cut mid-sentence",
+    IN_CODE_BLOCK: "cut inside a code block",
+    DANGLING: "opens with a reference to what came before, away from its heading",
+}
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
+# A sentence ends with . ! ? or … , then perhaps closing quotes, brackets or emphasis.
+_SENTENCE_END = re.compile("[.!?\u2026][\"'\u201d\u2019\u00bb)\\]}*_`]*$")
+# What a chunk may open with before its first word: blanks, list and quote markers, emphasis.
+_LEAD = re.compile(r"[\s>*+\-_`#]*(?:\d+[.)]\s+)?[*_`]*")
+_BACK_REFERENCE = re.compile(
+    r"(?:This|That|These|Those|It|Its|They|Their|Them|Such|Above|"
+    r"The (?:above|former|latter)|See (?:above|the above)|"
+    r"As (?:above|mentioned|noted|shown|described|explained|discussed))\b"
+)
+
+
+@dataclass(frozen=True)
+class Fences:
+    """The fenced code blocks of one text, as `[start, end)` of whole lines, in order."""
+
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+
+    @classmethod
+    def of(cls, text: str) -> Fences:
+        starts: list[int] = []
+        ends: list[int] = []
+        position = 0
+        while (opening := _FENCE.search(text, position)) is not None:
+            marker = opening.group(1)
+            closing = re.compile(rf"^ {{0,3}}{re.escape(marker[0])}{{{len(marker)},}}[ \t]*$", re.M)
+            line_end = text.find("\n", opening.end())
+            after = len(text) if line_end < 0 else line_end + 1
+            close = closing.search(text, after)
+            end = len(text) if close is None else _line_end(text, close.end())
+            starts.append(opening.start())
+            ends.append(end)
+            position = end if end > opening.start() else len(text)
+        return cls(tuple(starts), tuple(ends))
+
+    def inside(self, offset: int) -> bool:
+        """Whether `offset` cuts a fenced block: strictly between its first and last line."""
+        at = bisect_right(self.starts, offset) - 1
+        return at >= 0 and self.starts[at] < offset < self.ends[at]
+
+
+def _line_end(text: str, offset: int) -> int:
+    newline = text.find("\n", offset)
+    return len(text) if newline < 0 else newline + 1
+
+
+def mid_sentence(text: str, offset: int) -> bool:
+    """Whether a cut at `offset` falls inside a sentence: the line holding it has text on
+    both sides, and what comes before on that line does not end a sentence."""
+    if not 0 < offset < len(text):
+        return False
+    line_start = text.rfind("\n", 0, offset) + 1
+    line_end = text.find("\n", offset)
+    before = text[line_start:offset].rstrip()
+    after = text[offset : len(text) if line_end < 0 else line_end].strip()
+    return bool(before.strip()) and bool(after) and not _SENTENCE_END.search(before)
+
+
+def opens_with_back_reference(chunk_text: str) -> bool:
+    """Whether the chunk's first word points back: This, It, Such, See above, …"""
+    lead = _LEAD.match(chunk_text)
+    return _BACK_REFERENCE.match(chunk_text, lead.end() if lead else 0) is not None
+
+
+def _measure(config: ChunkConfig) -> tuple[int | None, bool]:
+    """The size flags compare against (None: an unsized policy has no size flags), and
+    whether it counts tokens."""
+    if config.unit is not None and config.max_tokens is not None:
+        return config.max_tokens, True
+    return config.max_chars, False
+
+
+def document_flags(
+    text: str, chunks: Sequence[ChunkRecord], config: ChunkConfig
+) -> list[tuple[str, ...]]:
+    """Each of one document's chunks (in order) with its flags, in `FLAGS` order."""
+    size, in_tokens = _measure(config)
+    fences = Fences.of(text)
+    seen_sections: set[str] = set()
+    flagged: list[tuple[str, ...]] = []
+    for chunk in chunks:
+        body = chunk["text"]
+        length = (count_tokens(body) if in_tokens else len(body)) if size else 0
+        cuts = (chunk["start"], chunk["end"])
+        in_code = any(fences.inside(cut) for cut in cuts)
+        first_of_section = chunk["section_id"] not in seen_sections
+        seen_sections.add(chunk["section_id"])
+        found = {
+            OVER_SIZE: size is not None and length > size,
+            TINY: size is not None and length * 10 < size,
+            MID_SENTENCE: any(mid_sentence(text, cut) and not fences.inside(cut) for cut in cuts),
+            IN_CODE_BLOCK: in_code,
+            DANGLING: not first_of_section and opens_with_back_reference(body),
+        }
+        flagged.append(tuple(name for name in FLAGS if found[name]))
+    return flagged
+
+
+def index_flags(
+    texts: Mapping[str, str], chunks: Sequence[ChunkRecord], config: ChunkConfig
+) -> list[tuple[str, ...]]:
+    """`document_flags` for every chunk of an index (chunks grouped by document, as an
+    index holds them), aligned with `chunks`."""
+    flagged: list[tuple[str, ...]] = []
+    start = 0
+    while start < len(chunks):
+        source_id = chunks[start]["source_id"]
+        end = start
+        while end < len(chunks) and chunks[end]["source_id"] == source_id:
+            end += 1
+        flagged.extend(document_flags(texts[source_id], chunks[start:end], config))
+        start = end
+    return flagged
+
+
+def flag_counts(flagged: Sequence[tuple[str, ...]]) -> FlagCounts:
+    """How many chunks carry each flag, and `flagged`: how many carry at least one."""
+    counts = Counter(name for names in flagged for name in names)
+    return {
+        "over_size": counts[OVER_SIZE],
+        "tiny": counts[TINY],
+        "mid_sentence": counts[MID_SENTENCE],
+        "in_code_block": counts[IN_CODE_BLOCK],
+        "dangling_reference": counts[DANGLING],
+        "flagged": sum(1 for names in flagged if names),
+    }

@@ -1,0 +1,380 @@
+"""Chunk records and the tamper-evident index (docs/contract.md §6)."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from hashlib import sha256
+from typing import Annotated, Final, Literal, NamedTuple
+
+import orjson
+from pydantic import Field, GetCoreSchemaHandler, GetPydanticSchema
+from pydantic_core import core_schema
+from typing_extensions import TypedDict
+
+from ..digests import canonical_bytes
+from ..errors import ErrorCode, ExplorerError
+from ..grammars import GrammarSection
+from ..grammars.v1 import Span
+from ..limits import (
+    DEFAULT_LIMITS,
+    Limits,
+    require_chunks_per_document,
+    require_chunks_per_index,
+)
+from ..models import Count, Hex64, LineNumber, NonEmpty, PlainText, VersionOne, strict_shape
+from ..sources.documents import DocumentRecord
+from .config import ChunkConfig, ConfigJson, grammar_for
+from .policies import DocumentPolicy, policy_for
+
+SCHEMA_VERSION = 1
+EXECUTION_MODE: Final = "offline-synthetic-source-processing"
+
+
+# The types below are the one declaration of each shape: plain dicts where the hot path
+# builds and reads them, and (through pydantic's TypeAdapter) the validation and the JSON
+# Schema of the wire format. `validate` checks every value besides.
+
+
+@strict_shape
+class ChunkRecord(TypedDict):
+    """One chunk (docs/contract.md §6): where it lies, what it says, and its identity."""
+
+    chunk_id: Hex64
+    source_id: PlainText
+    version: PlainText
+    document_revision: Hex64
+    section_id: Hex64
+    section_title: Annotated[
+        str, Field(description="Empty for text before a document's first heading (markdown).")
+    ]
+    order: Count
+    start: Count
+    end: Count
+    start_line: LineNumber
+    end_line: LineNumber
+    text: NonEmpty
+    text_sha256: Hex64
+
+
+def _as_config(_: object, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+    return core_schema.no_info_after_validator_function(ChunkConfig.as_json, handler(ChunkConfig))
+
+
+# A config as an index or report holds it: the plain dict that enters ids, validated (and
+# described in the JSON Schema) as a `ChunkConfig`, declared once, in explorer/config.py.
+ConfigField = Annotated[ConfigJson, GetPydanticSchema(_as_config)]
+
+
+@strict_shape
+class Index(TypedDict):
+    """An index (docs/contract.md §6): documents sorted by `source_id`, their chunks in
+    that order, and an `index_id` over all of it."""
+
+    schema_version: VersionOne
+    execution_mode: Literal["offline-synthetic-source-processing"]
+    config: ConfigField
+    documents: Annotated[list[DocumentRecord], Field(min_length=1)]
+    chunks: list[ChunkRecord]
+    index_id: Hex64
+
+
+# The hot path spells out `canonical_json` for the shapes it hashes, keys in sorted order,
+# as bytes; tests hold every id to `digest`. A chunk's fields (all but its id) are encoded
+# once and serve both its `chunk_id` and the index's `index_id`. A str as JSON, from a C
+# encoder that writes it byte for byte as json.dumps(ensure_ascii=False) would
+# (tests/test_digests.py checks every code point):
+_string = orjson.dumps
+
+
+def section_id(document_revision: str, heading_start: int) -> str:
+    """`digest({"document_revision": …, "heading_start": …})`, spelled out (once per section)."""
+    canonical = b'{"document_revision":%b,"heading_start":%d}' % (
+        _string(document_revision),
+        heading_start,
+    )
+    return sha256(canonical).hexdigest()
+
+
+# A chunk's fields after "document_revision", in sorted key order.
+_FIELDS = b'%b%d,"end_line":%d,"order":%d%b%d,"start_line":%d,"text":%b,"text_sha256":"%b"%b'
+
+
+def chunk_id_prefix(config: ChunkConfig) -> bytes:
+    """What every chunk id's canonical JSON starts with."""
+    return b'{"config":' + canonical_bytes(config.as_json()) + b","
+
+
+# Spans placed by something other than the policy, by source_id: an imported chunk
+# file's (explorer/imports.py), or an index's own when it is validated.
+GivenSpans = Mapping[str, Sequence[Span]]
+
+
+class _Heading(NamedTuple):
+    """What a chunk's record takes from its section."""
+
+    heading_start: int
+    title: str
+
+
+# The section of a whole document's chunks when the grammar gives it none with a body.
+_NO_SECTION = _Heading(0, "")
+
+
+def _placed(
+    text: str, config: ChunkConfig, given: Sequence[Span] | None
+) -> Iterator[tuple[_Heading | GrammarSection, Span]]:
+    """Each span with its section. A policy of ours cuts section by section; spans of a
+    whole document (given, or a library's) each belong to the section their start lies
+    in, its heading line included (docs/contract.md §5c)."""
+    sections = grammar_for(config).sections(text)
+    spans = given
+    if spans is None:
+        policy = policy_for(config)
+        if not isinstance(policy, DocumentPolicy):
+            for section in sections:
+                for span in policy.spans(text, section, config):
+                    yield section, span
+            return
+        spans = policy.document_spans(text, config)
+    heading_starts = [section.heading_start for section in sections]
+    for span in spans:
+        at = bisect_right(heading_starts, span[0]) - 1
+        yield (sections[max(at, 0)] if sections else _NO_SECTION), span
+
+
+def chunk_stream(
+    document: DocumentRecord,
+    config: ChunkConfig,
+    id_prefix: bytes,
+    limits: Limits = DEFAULT_LIMITS,
+    given: Sequence[Span] | None = None,
+) -> Iterator[tuple[ChunkRecord, bytes]]:
+    """One document's chunk records in order, each with its canonical JSON, one at a
+    time: a caller that compares or writes them need not hold them all. `given` places
+    the chunks instead of the config's policy (an imported chunk file's spans)."""
+    id_hash = sha256(id_prefix)
+    text = document["text"]
+    source_id = document["source_id"]
+    version = document["version"]
+    revision = document["document_revision"]
+    head = b'"document_revision":' + _string(revision) + b',"end":'
+    source = b',"source_id":' + _string(source_id) + b',"start":'
+    tail = b',"version":' + _string(version) + b"}"
+    # Line numbers by a cursor: spans come in document order, so counting newlines costs
+    # one pass over the text, not one scan from the top per chunk. With overlap a chunk
+    # may start before the previous one ends (never before it starts): the cursor then
+    # steps back over the overlap only.
+    line, line_offset = 1, 0
+    current: _Heading | GrammarSection | None = None
+    sid, title, middle = "", "", b""
+    for order, (section, (start, end)) in enumerate(_placed(text, config, given)):
+        if section is not current:
+            current = section
+            sid = section_id(revision, section.heading_start)
+            title = section.title
+            middle = b',"section_id":"%b","section_title":%b%b' % (
+                sid.encode(),
+                _string(title),
+                source,
+            )
+        require_chunks_per_document(source_id, order + 1, limits)
+        piece = text[start:end]
+        piece_sha = sha256(piece.encode()).hexdigest()
+        if start >= line_offset:
+            line += text.count("\n", line_offset, start)
+        else:
+            line -= text.count("\n", start, line_offset)
+        start_line = line
+        line += text.count("\n", start, end - 1)
+        line_offset = end - 1
+        fields = _FIELDS % (
+            head,
+            end,
+            line,
+            order,
+            middle,
+            start,
+            start_line,
+            _string(piece),
+            piece_sha.encode(),
+            tail,
+        )
+        chunk_hash = id_hash.copy()
+        chunk_hash.update(fields)
+        chunk_id = chunk_hash.hexdigest()
+        record: ChunkRecord = {
+            "chunk_id": chunk_id,
+            "source_id": source_id,
+            "version": version,
+            "document_revision": revision,
+            "section_id": sid,
+            "section_title": title,
+            "order": order,
+            "start": start,
+            "end": end,
+            "start_line": start_line,
+            "end_line": line,
+            "text": piece,
+            "text_sha256": piece_sha,
+        }
+        yield record, b'{"chunk_id":"%b",%b' % (chunk_id.encode(), fields)
+
+
+def _encoded_chunks(
+    document: DocumentRecord,
+    config: ChunkConfig,
+    id_prefix: bytes,
+    limits: Limits = DEFAULT_LIMITS,
+    given: GivenSpans | None = None,
+) -> tuple[list[ChunkRecord], list[bytes]]:
+    """One document's chunk records, and each record's canonical JSON."""
+    records: list[ChunkRecord] = []
+    encoded: list[bytes] = []
+    spans = None if given is None else given.get(document["source_id"], ())
+    for record, fields in chunk_stream(document, config, id_prefix, limits, spans):
+        records.append(record)
+        encoded.append(fields)
+    return records, encoded
+
+
+def document_chunks(
+    document: DocumentRecord, config: ChunkConfig, limits: Limits = DEFAULT_LIMITS
+) -> list[ChunkRecord]:
+    """One document's chunks, in order, each with its content-derived `chunk_id`."""
+    return _encoded_chunks(document, config, chunk_id_prefix(config), limits)[0]
+
+
+INDEX_ID_HEAD = b'{"chunks":['
+
+
+def index_id_tail(config: ChunkConfig, documents: list[DocumentRecord]) -> bytes:
+    """What the `index_id`'s canonical JSON holds after its chunks (which it starts with,
+    after `INDEX_ID_HEAD`, each chunk's canonical JSON joined by commas)."""
+    rest = {
+        "config": config.as_json(),
+        "documents": documents,
+        "execution_mode": EXECUTION_MODE,
+        "schema_version": SCHEMA_VERSION,
+    }
+    return b"]," + canonical_bytes(rest)[1:]
+
+
+def build_index(
+    documents: Iterable[DocumentRecord],
+    config: ChunkConfig,
+    limits: Limits = DEFAULT_LIMITS,
+    given: GivenSpans | None = None,
+) -> Index:
+    """Documents sorted by `source_id`, their chunks in that order, and an `index_id`
+    that binds all of it. `given` places the chunks of an imported chunk file."""
+    ordered = sorted(documents, key=lambda d: d["source_id"])
+    if not ordered:
+        raise ExplorerError(
+            ErrorCode.NO_DOCUMENTS, "no document loaded, so there is nothing to chunk"
+        )
+    config_json = config.as_json()
+    chunks: list[ChunkRecord] = []
+    encoded: list[bytes] = []
+    id_prefix = chunk_id_prefix(config)
+    for document in ordered:
+        records, parts = _encoded_chunks(document, config, id_prefix, limits, given)
+        chunks.extend(records)
+        encoded.extend(parts)
+        require_chunks_per_index(len(chunks), limits)
+    index_hash = sha256(INDEX_ID_HEAD)
+    index_hash.update(b",".join(encoded))
+    index_hash.update(index_id_tail(config, ordered))
+    return {
+        "schema_version": 1,
+        "execution_mode": EXECUTION_MODE,
+        "config": config_json,
+        "documents": ordered,
+        "chunks": chunks,
+        "index_id": index_hash.hexdigest(),
+    }
+
+
+# How `write_index` frames an index's bytes, and how its `index_id` frames the same
+# documents and chunks (chunks first): shared by every engine that writes one
+# (explorer/engine_ray.py folds workers' pieces into exactly these bytes).
+CHUNKS_HEAD = b'\n],\n"chunks":['
+INDEX_ID_END = b'],"execution_mode":%b,"schema_version":%d}' % (
+    _string(EXECUTION_MODE),
+    SCHEMA_VERSION,
+)
+
+
+def index_head(config_bytes: bytes) -> bytes:
+    """An index file's first bytes, up to its first document."""
+    return b'{"schema_version":%d,"execution_mode":%b,"config":%b,\n"documents":[\n' % (
+        SCHEMA_VERSION,
+        _string(EXECUTION_MODE),
+        config_bytes,
+    )
+
+
+def index_id_middle(config_bytes: bytes) -> bytes:
+    """What the `index_id` hashes between the last chunk and the first document."""
+    return b'],"config":%b,"documents":[' % config_bytes
+
+
+def index_foot(index_id: str) -> bytes:
+    """An index file's last bytes, after its last chunk."""
+    return b'\n],\n"index_id":"%b"}\n' % index_id.encode()
+
+
+class IndexSummary(NamedTuple):
+    index_id: str
+    chunk_count: int
+
+
+def write_index(
+    documents: Iterable[DocumentRecord],
+    config: ChunkConfig,
+    write: Callable[[bytes], object],
+    keep: Callable[[DocumentRecord, list[ChunkRecord]], object] | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    given: GivenSpans | None = None,
+) -> IndexSummary:
+    """`build_index` as JSON bytes passed to `write` while it is built, one document's
+    chunks at a time, so the whole index never exists in memory, as records or as text.
+
+    `json.loads` of the bytes equals `build_index(documents, config)`, ids included: each
+    document and chunk is written as the canonical JSON that its identity hashes (keys
+    sorted, one per line), and `index_id` comes last. `keep` sees each document's chunk
+    records before they are dropped.
+    """
+    ordered = sorted(documents, key=lambda d: d["source_id"])
+    if not ordered:
+        raise ExplorerError(
+            ErrorCode.NO_DOCUMENTS, "no document loaded, so there is nothing to chunk"
+        )
+    config_bytes = canonical_bytes(config.as_json())
+    write(index_head(config_bytes))
+    for position, document in enumerate(ordered):
+        write((b",\n" if position else b"") + canonical_bytes(document))
+    write(CHUNKS_HEAD)
+    index_hash = sha256(INDEX_ID_HEAD)
+    id_prefix = chunk_id_prefix(config)
+    count = 0
+    for document in ordered:
+        records, parts = _encoded_chunks(document, config, id_prefix, limits, given)
+        require_chunks_per_index(count + len(parts), limits)
+        if parts:
+            if count:
+                index_hash.update(b",")
+            index_hash.update(b",".join(parts))
+            write((b",\n" if count else b"\n") + b",\n".join(parts))
+            count += len(parts)
+        if keep is not None:
+            keep(document, records)
+    # The rest of the canonical index, as `build_index` hashes it: each document encoded
+    # again rather than held since it was written.
+    index_hash.update(index_id_middle(config_bytes))
+    for position, document in enumerate(ordered):
+        index_hash.update((b"," if position else b"") + canonical_bytes(document))
+    index_hash.update(INDEX_ID_END)
+    index_id = index_hash.hexdigest()
+    write(index_foot(index_id))
+    return IndexSummary(index_id, count)

@@ -1,0 +1,126 @@
+"""Neighbouring units of one section, grouped greedily up to a size, optionally overlapping."""
+
+from __future__ import annotations
+
+from itertools import accumulate
+
+from ...grammars import GrammarSection
+from ...grammars.units import Unit
+from ...grammars.v1 import Span
+from ..config import ChunkConfig
+from ..tokens import UNITS
+
+
+class HeadingAware:
+    name = "heading-aware"
+    default_max_chars: int | None = 220
+
+    def spans(self, text: str, section: GrammarSection, config: ChunkConfig) -> list[Span]:
+        """Units join a chunk while it measures at most the size.
+
+        A unit larger than the size is first cut as the grammar allows: grammar v1 keeps a
+        paragraph whole (the size is a target there, as the seed's ids record), the
+        markdown grammar cuts a block between lines. With overlap, see `_Packer.run`.
+        """
+        unit = UNITS[config.unit_name]
+        packer = _Packer(text, section, config.size(), unit)
+        return packer.run(config.overlap or 0)
+
+
+def _cut(
+    text: str, section: GrammarSection, size: int, unit: Unit, units: list[Span], costs: list[int]
+) -> tuple[list[Span], list[int]]:
+    """The units, each larger than the size replaced by the pieces the grammar cuts it
+    in (those not blank), and their measures."""
+    kept: list[Span] = []
+    measures: list[int] = []
+    for (start, end), cost in zip(units, costs, strict=True):
+        pieces = section.split(text, (start, end), size, unit) if cost > size else []
+        if len(pieces) > 1:
+            for a, b in pieces:
+                if not text[a:b].isspace():
+                    kept.append((a, b))
+                    measures.append(unit.measure_span(text, a, b))
+        else:
+            kept.append((start, end))
+            measures.append(cost)
+    return kept, measures
+
+
+class _Packer:
+    """The section's units with their measures, each measured once.
+
+    A run of units `[a, b]` (inclusive) is first estimated as the sum of its units' and
+    the gaps' measures, then measured once as a whole. In characters the estimate is
+    exact (`end - start`); in tokens it is not (encodings merge or split at the edges),
+    so a group the estimate admits is measured and gives back units until it fits.
+    Each unit and gap is counted once and each chunk about once: linear time.
+    """
+
+    def __init__(self, text: str, section: GrammarSection, size: int, unit: Unit) -> None:
+        self.text, self.size, self.unit = text, size, unit
+        measure = unit.measure_span
+        units = section.units(text)
+        costs = [measure(text, start, end) for start, end in units]
+        if any(cost > size for cost in costs):
+            units, costs = _cut(text, section, size, unit, units, costs)
+        starts = [start for start, _ in units]
+        ends = [end for _, end in units]
+        # gaps[k]: the measure of the text between unit k and the next (none after the
+        # last); prefix[k]: the estimated measure of units 0..k-1, each with its gap.
+        gaps = [measure(text, end, start) for end, start in zip(ends[:-1], starts[1:], strict=True)]
+        gaps.append(0)
+        self.starts, self.ends, self.costs = starts, ends, costs
+        measures = (cost + gap for cost, gap in zip(costs, gaps, strict=True))
+        self.gaps, self.prefix = gaps, list(accumulate(measures, initial=0))
+
+    def estimate(self, a: int, b: int) -> int:
+        return self.prefix[b + 1] - self.prefix[a] - self.gaps[b]
+
+    def measure(self, a: int, b: int) -> int:
+        if a == b:
+            return self.costs[a]  # counted once already
+        return self.unit.measure_span(self.text, self.starts[a], self.ends[b])
+
+    def extend(self, first: int, new: int) -> tuple[int, bool]:
+        """The last unit of the chunk `[first, …]` that must hold unit `new`, and whether
+        the chunk fits: it takes units after `new` while the estimate allows, then gives
+        them back until its own measure fits."""
+        last = new
+        while last + 1 < len(self.starts) and self.estimate(first, last + 1) <= self.size:
+            last += 1
+        while True:
+            fits = self.measure(first, last) <= self.size
+            if fits or last == new:
+                return last, fits
+            last -= 1
+
+    def repeated(self, previous: int, new: int, overlap: int) -> int:
+        """The first of the trailing units of the previous chunk `[previous, new - 1]` that
+        the next chunk repeats: the longest run measuring at most `overlap`, never the
+        previous chunk's first unit (so starts strictly increase)."""
+        first = new
+        while first - 1 > previous and self.estimate(first - 1, new - 1) <= overlap:
+            first -= 1
+        while first < new and self.measure(first, new - 1) > overlap:
+            first += 1
+        return first
+
+    def run(self, overlap: int) -> list[Span]:
+        """Chunks in order. With `overlap`, each chunk after the section's first starts with
+        the previous chunk's trailing units that measure at most `overlap` together, then
+        takes new units while the whole measures at most the size; it always takes one new
+        unit at least, and when that one does not fit beside the repeated units it drops
+        them. A unit larger than the size (a v1 paragraph) is a chunk of its own."""
+        chunks: list[Span] = []
+        new = 0
+        previous = -1
+        while new < len(self.starts):
+            first = self.repeated(previous, new, overlap) if overlap and chunks else new
+            last, fits = self.extend(first, new)
+            if not fits and first < new:
+                first = new
+                last, _ = self.extend(first, new)
+            chunks.append((self.starts[first], self.ends[last]))
+            previous, new = first, last + 1
+        return chunks

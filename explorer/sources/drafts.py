@@ -1,0 +1,132 @@
+"""A manifest written for plain files: every `.md` or `.txt`, pinned to its SHA-256.
+
+The app builds one when files arrive without a manifest, and `python -m explorer manifest
+DIR` writes one for a folder; either is an ordinary manifest (no span checks yet) that
+the person can keep, add checks to, and load again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
+
+from ..digests import sha_bytes
+from ..errors import ErrorCode, ExplorerError
+from .loading import DEFAULT_MAX_DOCUMENT_BYTES, MAX_DOCUMENT_BYTES_LIMIT
+from .manifest import Manifest
+
+TEXT_SUFFIXES = (".md", ".markdown", ".txt")
+MAX_DRAFT_FILES = 10_000
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def is_text_file(path: str) -> bool:
+    return PurePosixPath(path).suffix.lower() in TEXT_SUFFIXES
+
+
+def _source_id(path: str, taken: set[str]) -> str:
+    """The path without its suffix, folders joined by `-`, other characters as `-`;
+    a number appended when two paths give the same id."""
+    stem = PurePosixPath(path).with_suffix("").as_posix().replace("/", "-")
+    base = _UNSAFE.sub("-", stem).strip("-.") or "document"
+    candidate, n = base, 2
+    while candidate in taken:
+        candidate, n = f"{base}-{n}", n + 1
+    taken.add(candidate)
+    return candidate
+
+
+def draft_manifest(files: Mapping[str, bytes]) -> Manifest:
+    """A manifest listing every text file of `files` (path -> bytes), in path order,
+    each with its SHA-256; other files are left out."""
+    paths = sorted(path for path in files if is_text_file(path))
+    if not paths:
+        raise ExplorerError(
+            ErrorCode.INVALID_UPLOAD,
+            f"no manifest.json and no {', '.join(TEXT_SUFFIXES)} file to build one from",
+        )
+    if len(paths) > MAX_DRAFT_FILES:
+        raise ExplorerError(
+            ErrorCode.INVALID_UPLOAD,
+            f"{len(paths):,} text files is more than the {MAX_DRAFT_FILES:,} a manifest is "
+            "built for",
+        )
+    taken: set[str] = set()
+    documents = [
+        {
+            "source_id": _source_id(path, taken),
+            "version": "1",
+            "path": path,
+            "sha256": sha_bytes(files[path]),
+            "title": PurePosixPath(path).name,
+        }
+        for path in paths
+    ]
+    return Manifest.model_validate({"manifest_version": 1, "documents": documents})
+
+
+def text_files_under(folder: Path, max_file_bytes: int) -> dict[str, bytes]:
+    """Every text file below `folder` (links not followed, hidden folders skipped), by
+    its path relative to `folder`; a file over `max_file_bytes` is refused."""
+    if not folder.is_dir():
+        raise ExplorerError(ErrorCode.IO_ERROR, f"{str(folder)!r} is not a folder")
+    found: dict[str, bytes] = {}
+    for path in sorted(folder.rglob("*")):
+        relative = path.relative_to(folder)
+        if any(part.startswith(".") for part in relative.parts) or path.is_symlink():
+            continue
+        if not path.is_file() or not is_text_file(relative.as_posix()):
+            continue
+        if len(found) >= MAX_DRAFT_FILES:
+            raise ExplorerError(
+                ErrorCode.IO_ERROR, f"more than {MAX_DRAFT_FILES:,} text files under the folder"
+            )
+        if path.stat().st_size > max_file_bytes:
+            raise ExplorerError(
+                ErrorCode.DOCUMENT_TOO_LARGE,
+                f"{relative.as_posix()!r} holds more than {max_file_bytes:,} bytes",
+            )
+        found[relative.as_posix()] = path.read_bytes()
+    return found
+
+
+def _mebibytes(size: int) -> str:
+    return f"{size // (1024 * 1024)} MiB"
+
+
+_ADVICE = {
+    ErrorCode.SOURCE_DIGEST_MISMATCH: (
+        "The file's bytes are not the ones the manifest pins. If this file is the one you "
+        "mean, put its SHA-256 (below) in the manifest's sha256 for this path; otherwise "
+        "upload the file the manifest pins."
+    ),
+    ErrorCode.SOURCE_NOT_FOUND: (
+        "No file came for this path: upload it beside the manifest (matched by file name), "
+        "or remove the document from the manifest."
+    ),
+    ErrorCode.PATH_OUTSIDE_MANIFEST: (
+        "The path leaves the manifest's folder: list a path inside it, relative to the manifest."
+    ),
+    ErrorCode.DOCUMENT_TOO_LARGE: (
+        "Split the file: the app reads documents of up to "
+        f"{_mebibytes(DEFAULT_MAX_DOCUMENT_BYTES)} each; or use the command line, whose "
+        f"--max-document-bytes raises the limit to {_mebibytes(MAX_DOCUMENT_BYTES_LIMIT)}."
+    ),
+    ErrorCode.NOT_UTF8: "Save the file as UTF-8, then pin its new SHA-256.",
+    ErrorCode.NUL_BYTE: "Remove the NUL bytes (is it a text file?), then pin its new SHA-256.",
+    ErrorCode.EMPTY_DOCUMENT: "Give the file some text, or remove it from the manifest.",
+    ErrorCode.HEADING_REQUIRED: (
+        "Choose the markdown grammar (in the app's sidebar; --grammar markdown on the "
+        "command line), which reads a text without a leading heading; or start the text "
+        "with a '# ' heading line, then pin its new SHA-256."
+    ),
+}
+
+
+def failure_advice(code: str) -> str:
+    """What to change so a document that failed with `code` loads."""
+    try:
+        return _ADVICE.get(ErrorCode(code), "Fix what the detail says, then load it again.")
+    except ValueError:
+        return "Fix what the detail says, then load it again."

@@ -1,0 +1,28 @@
+"""What the detail panel says of one chunk: its identity, where it lies, its size and flags."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..checking.flags import FLAG_WORDS
+from ..chunking.index import ChunkRecord
+from ..chunking.tokens import count_tokens
+from .display import plain_text
+
+
+def chunk_facts(chunk: ChunkRecord, flags: Sequence[str]) -> list[dict[str, str]]:
+    """Rows of (what, value): order, offsets, lines, section, size, flags (the id, too
+    long for a table cell, goes in a copy box of its own)."""
+    size = chunk["end"] - chunk["start"]
+    facts = [
+        ("Order", f"{chunk['order']:,}"),
+        ("Offsets [start, end)", f"[{chunk['start']:,}, {chunk['end']:,})"),
+        ("Lines", f"{chunk['start_line']:,} to {chunk['end_line']:,}"),
+        ("Section", plain_text(chunk["section_title"]) or "(before the first heading)"),
+        (
+            "Size",
+            f"{size:,} characters · {count_tokens(chunk['text']):,} tokens (cl100k_base)",
+        ),
+        ("Flags", ", ".join(FLAG_WORDS[f] for f in flags) or "none"),
+    ]
+    return [{"Field": name, "Value": value} for name, value in facts]
