@@ -47,16 +47,9 @@ from .limits import (
 )
 from .pipeline import Settings, write_comparison
 from .retrieval.embedding import DEFAULT_EMBEDDER, load_embedder
-from .retrieval.evaluate import (
-    DEFAULT_K,
-    MAX_K,
-    RETRIEVERS,
-    columns_of,
-    curve,
-    evaluate,
-    parse_questions,
-    sweep_columns,
-)
+from .retrieval.evaluate import DEFAULT_K, MAX_K, columns_of, curve, evaluate, sweep_columns
+from .retrieval.questions import parse_questions
+from .retrieval.retrievers import RETRIEVERS
 from .sources.drafts import draft_manifest, text_files_under
 from .sources.loading import (
     DEFAULT_MAX_DOCUMENT_BYTES,

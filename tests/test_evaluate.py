@@ -15,16 +15,9 @@ from hypothesis import strategies as st
 
 from explorer.chunking.policies import make_config
 from explorer.errors import ErrorCode, ExplorerError
-from explorer.retrieval.evaluate import (
-    EVALUATION,
-    QuestionSet,
-    new_question,
-    parse_questions,
-    place_questions,
-    score,
-    sweep_columns,
-    union,
-)
+from explorer.retrieval.evaluate import EVALUATION, sweep_columns
+from explorer.retrieval.metrics import score, union
+from explorer.retrieval.questions import QuestionSet, new_question, parse_questions, place_questions
 from explorer.sources.loading import DirectoryReader, LoadResult, load_documents
 from explorer.sources.manifest import parse_manifest
 from tests.conftest import ROOT, run_cli
@@ -318,7 +311,7 @@ def test_a_sentence_of_a_chunk_retrieves_that_chunk_first_under_bm25(
     sentence: str, policy: str
 ) -> None:
     from explorer.chunking.index import build_index
-    from explorer.retrieval.evaluate import BM25, top_k
+    from explorer.retrieval.retrievers import BM25, top_k
 
     chunks = build_index(library().documents, make_config(policy))["chunks"]
     owner = [i for i, c in enumerate(chunks) if sentence in c["text"]]
@@ -332,7 +325,7 @@ def test_a_sentence_of_a_chunk_retrieves_that_chunk_first_under_bm25(
 
 
 def test_ties_break_by_chunk_order() -> None:
-    from explorer.retrieval.evaluate import BM25, top_k
+    from explorer.retrieval.retrievers import BM25, top_k
 
     chunks = ["alpha beta", "gamma delta", "alpha beta", "epsilon", "alpha beta"]
     scores = BM25().scores(chunks, ["alpha", "nothing matches"])
@@ -548,7 +541,7 @@ def test_on_real_docs_a_sentence_of_a_chunk_almost_always_retrieves_it_first(pol
     import re
 
     from explorer.chunking.index import build_index
-    from explorer.retrieval.evaluate import BM25, top_k
+    from explorer.retrieval.retrievers import BM25, top_k
 
     manifest = parse_manifest((MARKDOWN_DOCS / "manifest.json").read_bytes())
     load = load_documents(manifest, DirectoryReader(MARKDOWN_DOCS))

@@ -34,13 +34,11 @@ from explorer.retrieval.evaluate import (
     DEFAULT_K,
     Evaluation,
     QuestionResult,
-    QuestionSet,
-    RetrieverName,
     evaluate,
-    new_question,
-    parse_questions,
     sweep_columns,
 )
+from explorer.retrieval.questions import QuestionSet, new_question, parse_questions
+from explorer.retrieval.retrievers import RetrieverName
 from explorer.view.display import markdown_literal, markdown_rows, plain_text
 from explorer.view.render import RANKED_LEGEND, RANKED_STYLE, render_ranked_view
 

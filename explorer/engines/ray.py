@@ -51,25 +51,23 @@ from ..errors import ErrorCode, ExplorerError
 from ..grammars import Grammar
 from ..limits import DEFAULT_LIMITS, Limits, require_chunks_per_index
 from ..retrieval.evaluate import (
-    ChunkTerms,
     Columns,
-    CorpusTerms,
     Evaluation,
     Hit,
-    PlacedQuestion,
     PolicyEvaluation,
-    Question,
-    QuestionSet,
+    evaluation_of,
+    policy_evaluation,
+    question_result,
+)
+from ..retrieval.questions import PlacedQuestion, Question, QuestionSet, not_loaded, place_question
+from ..retrieval.retrievers import (
+    ChunkTerms,
+    CorpusTerms,
     RetrieverName,
     bm25_scores,
     bm25_terms,
     cosines,
     embedded,
-    evaluation_of,
-    not_loaded,
-    place_question,
-    question_result,
-    summarize,
     top_k,
 )
 from ..sources.documents import DocumentRecord
@@ -590,13 +588,14 @@ def ray_evaluate(
                 if isinstance(question, PlacedQuestion)
             ]
             policies.append(
-                {
-                    "name": name,
-                    "config": config.as_json(),
-                    "index_id": fold.index_id(column),
-                    "summary": summarize(results, fold.counts[column], chars[column]),
-                    "questions": results,
-                }
+                policy_evaluation(
+                    name,
+                    config.as_json(),
+                    fold.index_id(column),
+                    results,
+                    fold.counts[column],
+                    chars[column],
+                )
             )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
