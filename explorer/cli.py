@@ -42,14 +42,16 @@ from .jsonio import dump_json
 from .limits import (
     DEFAULT_LIMITS,
     MAX_CHUNKS_LIMIT,
+    MAX_SCORES_HELD_LIMIT,
     MAX_SPAN_CHECK_WORK_LIMIT,
     Limits,
 )
 from .pipeline import Settings, write_comparison
-from .retrieval.embedding import DEFAULT_EMBEDDER, load_embedder
-from .retrieval.evaluate import DEFAULT_K, MAX_K, columns_of, curve, evaluate, sweep_columns
+from .retrieval.embedding import DEFAULT_EMBEDDER, NO_EMBEDDER, load_embedder
+from .retrieval.evaluate import DEFAULT_K, MAX_K, curve, evaluate, sweep_columns
 from .retrieval.questions import parse_questions
 from .retrieval.retrievers import RETRIEVERS
+from .retrieval.vectors import DEFAULT_VECTOR_CACHE, VectorCache
 from .sources.drafts import draft_manifest, text_files_under
 from .sources.loading import (
     DEFAULT_MAX_DOCUMENT_BYTES,
@@ -128,6 +130,13 @@ def _limit_options(sub: argparse.ArgumentParser) -> None:
         type=partial(_positive, maximum=MAX_SPAN_CHECK_WORK_LIMIT),
         default=DEFAULT_LIMITS.span_check_work,
         help=f"refuse more span checks times chunks (default: {DEFAULT_LIMITS.span_check_work:,})",
+    )
+    sub.add_argument(
+        "--max-scores-held",
+        type=partial(_positive, maximum=MAX_SCORES_HELD_LIMIT),
+        default=DEFAULT_LIMITS.scores_held,
+        help="evaluate: retrieval scores (questions times chunks) held at once, 8 bytes each; "
+        f"questions are ranked in blocks under it (default: {DEFAULT_LIMITS.scores_held:,})",
     )
 
 
@@ -336,7 +345,9 @@ def _ray_run(args: argparse.Namespace) -> RayRun:
 
 
 def _limits(args: argparse.Namespace) -> Limits:
-    return Limits(args.max_document_chunks, args.max_chunks, args.max_span_check_work)
+    return Limits(
+        args.max_document_chunks, args.max_chunks, args.max_span_check_work, args.max_scores_held
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -432,6 +443,20 @@ def _parser() -> argparse.ArgumentParser:
     _column_options(measure, repeatable=True)
     measure.add_argument("--k", type=partial(_positive, maximum=MAX_K), default=DEFAULT_K)
     measure.add_argument("--retriever", choices=RETRIEVERS, default="bm25")
+    measure.add_argument(
+        "--embedder",
+        default=DEFAULT_EMBEDDER,
+        help=f"{embedder_help}; what --retriever embedding and hybrid embed with "
+        "('none' refuses them)",
+    )
+    measure.add_argument(
+        "--vector-cache",
+        default=str(DEFAULT_VECTOR_CACHE),
+        metavar="PATH|none",
+        help=f"vectors kept by (embedder, text SHA-256) for the next run (default: "
+        f"{DEFAULT_VECTOR_CACHE} in the working directory; 'none' keeps none)",
+    )
+    _chunk_options(measure)
     measure.add_argument(
         "--sweep",
         metavar="NAME:FROM:TO:STEP",
@@ -784,23 +809,58 @@ def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     configs = _configs(args)
     if args.sweep is not None and configs:
         raise ExplorerError(ErrorCode.USAGE, "give --sweep or --policy, not both")
+    chunk_files = _chunk_files(args)
     if args.sweep is not None:
         columns = sweep_columns(args.sweep)
-    else:
-        columns = columns_of(Settings(tuple(configs)) if configs else Settings.default())
+    else:  # compare's columns: the policies named (else every one), then the chunk files
+        base = Settings(tuple(configs)) if configs else Settings.default()
+        settings = Settings(base.configs, chunk_files)
+        columns = list(zip(settings.config_names, settings.configs, strict=True))
     grammar = loading_grammar(config for _, config in columns)
+    embeds = args.retriever != "bm25"
+    if embeds and args.embedder == NO_EMBEDDER:
+        raise ExplorerError(
+            ErrorCode.USAGE,
+            f"--retriever {args.retriever} embeds; give --embedder wordllama or "
+            "package.module:factory, not none",
+        )
     if args.engine == "ray":
         from .engines.ray import ray_evaluate, require_shardable
 
         require_shardable(args.retriever)  # refused before Ray starts
+        if chunk_files or (embeds and args.embedder != DEFAULT_EMBEDDER):
+            raise ExplorerError(
+                ErrorCode.USAGE,
+                "--engine ray measures --policy columns with the default embedder; "
+                "--chunks and --embedder run on the local engine",
+            )
         notes = partial(print, file=stderr)
         evaluation = ray_evaluate(
             _ray_run(args), questions, columns, args.retriever, args.k, grammar,
             args.skip_failed, notes,
         )  # fmt: skip
-    else:
+    elif not embeds:
         _, load = _load(args, stderr, grammar)
-        evaluation = evaluate(load, questions, columns, args.retriever, args.k, _limits(args))
+        evaluation = evaluate(
+            load, questions, columns, args.retriever, args.k, _limits(args), None, chunk_files
+        )
+    else:
+        embedder = load_embedder(args.embedder)  # refused before any document is read
+        assert embedder is not None
+        _, load = _load(args, stderr, grammar)
+        cache = VectorCache.open(args.vector_cache)
+        try:
+            evaluation = evaluate(
+                load, questions, columns, args.retriever, args.k, _limits(args),
+                partial(cache.vectors, embedder), chunk_files,
+            )  # fmt: skip
+        finally:
+            print(
+                f"vectors: {cache.computed} computed, {cache.reused} reused "
+                f"(embedder {embedder.name!r}, cache {cache.where})",
+                file=stderr,
+            )
+            cache.close()
     if args.out is not None:
         _write_atomically(args.out, dump_json(evaluation))
     if args.sweep is not None or args.out is not None:

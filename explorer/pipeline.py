@@ -38,7 +38,7 @@ from .chunking.imports import ChunkFile, place
 from .chunking.index import ChunkRecord, GivenSpans, Index, build_index, write_index
 from .chunking.policies import LIBRARY_POLICIES, POLICIES, make_config
 from .errors import ErrorCode, ExplorerError
-from .grammars import GRAMMARS, V1_GRAMMAR, Grammar
+from .grammars import GRAMMARS, Grammar
 from .limits import DEFAULT_LIMITS, Limits
 from .sources.documents import DocumentRecord
 from .sources.loading import LoadResult
@@ -188,10 +188,9 @@ class Settings:
 
     @property
     def grammar(self) -> Grammar:
-        """The grammar the documents load under: markdown when every column cuts under
-        it, else v1, whose sections need a leading heading (a chunk file's column places
-        its chunks in v1 sections)."""
-        return V1_GRAMMAR if self.chunk_files else loading_grammar(self.configs)
+        """The grammar the documents load under (`loading_grammar`): a chunk file's
+        column, or a library's, never asks for grammar v1."""
+        return loading_grammar(self.configs)
 
     def config_for(self, name: str) -> ChunkConfig:
         """The first column's config of policy `name`, or that policy's default."""

@@ -126,12 +126,16 @@ def _placed(
 ) -> Iterator[tuple[_Heading | GrammarSection, Span]]:
     """Each span with its section. A policy of ours cuts section by section; spans of a
     whole document (given, or a library's) each belong to the section their start lies
-    in, its heading line included (docs/contract.md §5c)."""
-    sections = grammar_for(config).sections(text)
+    in, its heading line included (docs/contract.md §5c), or none before the first
+    heading. Only a policy of ours needs its grammar to admit the text (grammar v1: a
+    leading heading); whole-document spans never do."""
+    grammar = grammar_for(config)
+    sections = grammar.sections(text)
     spans = given
     if spans is None:
         policy = policy_for(config)
         if not isinstance(policy, DocumentPolicy):
+            grammar.admit(text)
             for section in sections:
                 for span in policy.spans(text, section, config):
                     yield section, span
@@ -140,7 +144,7 @@ def _placed(
     heading_starts = [section.heading_start for section in sections]
     for span in spans:
         at = bisect_right(heading_starts, span[0]) - 1
-        yield (sections[max(at, 0)] if sections else _NO_SECTION), span
+        yield (sections[at] if at >= 0 else _NO_SECTION), span
 
 
 def chunk_stream(

@@ -61,14 +61,15 @@ from ..retrieval.evaluate import (
 )
 from ..retrieval.questions import PlacedQuestion, Question, QuestionSet, not_loaded, place_question
 from ..retrieval.retrievers import (
+    BM25Scores,
     ChunkTerms,
     CorpusTerms,
+    Cosines,
+    Ranking,
     RetrieverName,
-    bm25_scores,
+    best_chunks,
     bm25_terms,
-    cosines,
     embedded,
-    top_k,
 )
 from ..sources.documents import DocumentRecord
 from ..sources.loading import (
@@ -497,22 +498,26 @@ def score_shard(
     asked: Sequence[Sequence[str]] | NDArray[np.float32],
     corpus: Sequence[CorpusTerms | None],
     k: int,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> list[list[list[Ranked]]]:
     """What an `evaluate` task does second: per column, each question's top k of the
-    shard's chunks, scored as the whole index scores them."""
+    shard's chunks, scored as the whole index scores them, a block of questions at a
+    time (`best_chunks`, as one process ranks)."""
     found = []
+    count = len(asked)
     for column, where in enumerate(material.where):
         totals = corpus[column]
+        ranking: Ranking
         if totals is not None:
             assert isinstance(asked, Sequence)
-            matrix = bm25_scores(material.terms[column], asked, totals)
+            ranking = BM25Scores(material.terms[column], asked, totals)
         else:
             assert not isinstance(asked, Sequence)
-            matrix = cosines(asked, material.vectors[column])
+            ranking = Cosines(asked, material.vectors[column])
         found.append(
             [
-                [(-float(row[i]), shard, i, Hit(*where[i], float(row[i]))) for i in top_k(row, k)]
-                for row in matrix
+                [(-score, shard, i, Hit(*where[i], score)) for i, score in best]
+                for best in best_chunks(ranking, count, len(where), k, limits)
             ]
         )
     return found
@@ -618,7 +623,7 @@ def _merged_top_k(
     top: list[list[list[Ranked]]] = [[[] for _ in range(questions)] for _ in range(columns)]
 
     def submit(numbered: tuple[int, Any]) -> Any:
-        return second.remote(numbered[1], numbered[0], asked_ref, corpus_ref, k)
+        return second.remote(numbered[1], numbered[0], asked_ref, corpus_ref, k, run.limits)
 
     for _, _, found in _in_order(run, submit, enumerate(materials)):
         if isinstance(found, Exception):
