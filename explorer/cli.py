@@ -30,14 +30,13 @@ from .chunking.config import (
     DEFAULT_GRAMMAR,
     ChunkConfig,
     ParameterValue,
-    grammar_for,
     loading_grammar,
 )
 from .chunking.imports import MAX_CHUNK_FILE_BYTES, ChunkFile, place
-from .chunking.index import write_index
+from .chunking.index import readable, write_index
 from .chunking.policies import LIBRARY_POLICIES, POLICIES, make_config
 from .errors import ErrorCode, ExplorerError, io_error
-from .grammars import GRAMMARS, V1_GRAMMAR, Grammar
+from .grammars import GRAMMARS
 from .jsonio import dump_json
 from .limits import (
     DEFAULT_LIMITS,
@@ -52,6 +51,7 @@ from .retrieval.evaluate import DEFAULT_K, MAX_K, curve, evaluate, sweep_columns
 from .retrieval.questions import parse_questions
 from .retrieval.retrievers import RETRIEVERS
 from .retrieval.vectors import DEFAULT_VECTOR_CACHE, VectorCache
+from .sources.documents import DocumentRecord
 from .sources.drafts import draft_manifest, text_files_under
 from .sources.loading import (
     DEFAULT_MAX_DOCUMENT_BYTES,
@@ -487,15 +487,14 @@ def _read(path: Path, what: str, limit: int = MAX_INPUT_FILE_BYTES) -> bytes:
     return data
 
 
-def _load(
-    args: argparse.Namespace, err: TextIO, grammar: Grammar = V1_GRAMMAR
-) -> tuple[Manifest, LoadResult]:
-    """The manifest's documents as they load under `grammar` (v1 requires a heading)."""
+def _load(args: argparse.Namespace, err: TextIO) -> tuple[Manifest, LoadResult]:
+    """The manifest's documents, loaded once for every column (whether a column's
+    grammar reads each is the column's own question: `readable`)."""
     manifest = parse_manifest(_read(args.manifest, "manifest"))
     if args.command != "ingest":  # one index keyed by source_id
         require_unique_source_ids(manifest)
     reader = DirectoryReader(args.manifest.parent)
-    load = load_documents(manifest, reader, args.max_document_bytes, args.max_total_bytes, grammar)
+    load = load_documents(manifest, reader, args.max_document_bytes, args.max_total_bytes)
     # A persistent index records failures and keeps serving the old version: no refusal.
     proceed = args.skip_failed or args.command == "ingest"
     for line in failure_lines(load.failures, proceed):
@@ -612,13 +611,14 @@ def _chunk_maps(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
     if args.manifest is None or not args.columns:
         raise ExplorerError(ErrorCode.USAGE, "give MANIFEST and --policy, or --check FILE")
     config = _one_config(args)
-    _, load = _load(args, stderr, grammar_for(config))
+    _, load = _load(args, stderr)
+    documents = _readable(load, config, stderr)
     limits = _limits(args)
     if args.out is None:
-        _emit(partial(write_chunk_maps, load.documents, config, limits=limits), None, stdout)
+        _emit(partial(write_chunk_maps, documents, config, limits=limits), None, stdout)
         return 0
     # Every map is built before a folder is written: a refusal leaves none half written.
-    for payload in list(chunk_maps(load.documents, config, limits)):
+    for payload in list(chunk_maps(documents, config, limits)):
         folder = args.out / _folder_name(payload["source_id"])
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -643,13 +643,20 @@ def _existing_store(path: Path) -> Store:
 
 def _compare(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     settings = _settings(args)
-    manifest, load = _load(args, stderr, settings.grammar)
+    manifest, load = _load(args, stderr)
     notes = partial(_print_notes, stderr)
     produce = partial(
         write_comparison, load, manifest.span_checks, settings, limits=_limits(args), notes=notes
     )
     _emit(produce, args.out, stdout)
     return 0
+
+
+def _readable(load: LoadResult, config: ChunkConfig, stderr: TextIO) -> list[DocumentRecord]:
+    """The documents one column cuts (`readable`), what it leaves out said on stderr."""
+    documents, notes = readable(load.documents, config, config.strategy)
+    _print_notes(stderr, config.strategy, notes)
+    return documents
 
 
 def _print_notes(stderr: TextIO, name: str, notes: Sequence[str]) -> None:
@@ -673,8 +680,9 @@ def _index(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         config, given = placement.config, placement.spans
     else:
         config, given = _one_config(args), None
-        _, load = _load(args, stderr, grammar_for(config))
-    write = partial(write_index, load.documents, config, limits=_limits(args), given=given)
+        _, load = _load(args, stderr)
+    documents = _readable(load, config, stderr)
+    write = partial(write_index, documents, config, limits=_limits(args), given=given)
     _emit(write, args.out, stdout)
     return 0
 
@@ -702,11 +710,9 @@ def _validate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         manifest = parse_manifest(_read(args.manifest, "manifest"))
         require_unique_source_ids(manifest)  # an index is keyed by source_id
         reader = DirectoryReader(args.manifest.parent)
-        grammar = grammar_for(index.config)
-        load = load_documents(
-            manifest, reader, args.max_document_bytes, args.max_total_bytes, grammar
-        )
-        check_against_sources(index.documents, load)
+        load = load_documents(manifest, reader, args.max_document_bytes, args.max_total_bytes)
+        cut, _ = readable(load.documents, index.config, "the index")
+        check_against_sources(index.documents, LoadResult(load.statuses, tuple(cut)))
     print(f"valid {index.index_id}", file=stdout)
     return 0
 
@@ -840,14 +846,14 @@ def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             args.skip_failed, notes,
         )  # fmt: skip
     elif not embeds:
-        _, load = _load(args, stderr, grammar)
+        _, load = _load(args, stderr)
         evaluation = evaluate(
             load, questions, columns, args.retriever, args.k, _limits(args), None, chunk_files
         )
     else:
         embedder = load_embedder(args.embedder)  # refused before any document is read
         assert embedder is not None
-        _, load = _load(args, stderr, grammar)
+        _, load = _load(args, stderr)
         cache = VectorCache.open(args.vector_cache)
         try:
             evaluation = evaluate(
@@ -861,6 +867,8 @@ def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                 file=stderr,
             )
             cache.close()
+    for policy in evaluation["policies"]:
+        _print_notes(stderr, policy["name"], policy.get("notes", []))
     if args.out is not None:
         _write_atomically(args.out, dump_json(evaluation))
     if args.sweep is not None or args.out is not None:

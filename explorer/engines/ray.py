@@ -33,7 +33,7 @@ from typing import IO, Any, NamedTuple, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from ..chunking.config import ChunkConfig, grammar_for
+from ..chunking.config import ChunkConfig, loading_grammar
 from ..chunking.index import (
     CHUNKS_HEAD,
     INDEX_ID_END,
@@ -146,11 +146,19 @@ def load_shard(
     grammar: Grammar,
 ) -> Iterator[tuple[DocumentPiece, DocumentRecord | None, list[list[ChunkRecord]]]]:
     """Each document of a shard loaded on its own and chunked under every config: its
-    piece, its record (None if it did not load), and its chunk records per config."""
+    piece, its record (None if it did not load), and its chunk records per config. On
+    Ray a document loads under one `grammar` for every column (`loading_grammar`): one
+    that grammar does not read fails to load, as `--skip-failed` can leave out."""
     _out_of_the_collectors_way()
     prefixes = [chunk_id_prefix(config) for config in configs]
     for position, entry in entries:
-        status, record, read = load_one(entry, reader, max_bytes, grammar)
+        status, record, read = load_one(entry, reader, max_bytes)
+        if record is not None:
+            try:
+                grammar.admit(record["text"])
+            except ExplorerError as error:
+                status = DocumentStatus(entry["source_id"], entry["path"], error.code, error.detail)
+                record = None
         if record is None:
             yield DocumentPiece(position, status, read, b"", ()), None, []
             continue
@@ -172,7 +180,7 @@ def index_shard(
     limits: Limits,
 ) -> list[DocumentPiece]:
     """What an `index` task does: a shard's documents loaded and chunked."""
-    grammar = grammar_for(config)
+    grammar = loading_grammar((config,))
     return [p for p, _, _ in load_shard(entries, reader, (config,), max_bytes, limits, grammar)]
 
 

@@ -10,7 +10,7 @@ ties broken by chunk order so results are reproducible.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import NamedTuple, NotRequired
 
 from pydantic import TypeAdapter
 from typing_extensions import TypedDict
@@ -18,7 +18,7 @@ from typing_extensions import TypedDict
 from ..checking.validate import validate_index
 from ..chunking.config import DEFAULT_GRAMMAR, ChunkConfig, ConfigJson
 from ..chunking.imports import ChunkFile, place
-from ..chunking.index import ChunkRecord, GivenSpans, build_index
+from ..chunking.index import ChunkRecord, GivenSpans, build_index, readable
 from ..chunking.policies import POLICIES, make_config
 from ..errors import ErrorCode, ExplorerError
 from ..limits import DEFAULT_LIMITS, Limits
@@ -81,6 +81,7 @@ class PolicyEvaluation(TypedDict):
     index_id: str
     summary: Summary
     questions: list[QuestionResult]
+    notes: NotRequired[list[str]]  # what the column left out, e.g. texts its grammar cannot read
 
 
 @strict_shape
@@ -215,7 +216,8 @@ def evaluate(
         built.append((chunk_file.name, placement.config, placement.spans))
     policies: list[PolicyEvaluation] = []
     for name, config, given in built:
-        index = validate_index(build_index(load.documents, config, limits, given), limits)
+        documents, notes = readable(load.documents, config, name)
+        index = validate_index(build_index(documents, config, limits, given), limits)
         chunks = index["chunks"]
         try:
             results = evaluate_chunks(chunks, placed, search, k, limits)
@@ -225,7 +227,9 @@ def evaluate(
             raise ExplorerError(error.code, f"column {name!r}: {error.detail}") from None
         chars = sum(c["end"] - c["start"] for c in chunks)
         policies.append(
-            policy_evaluation(name, index["config"], index["index_id"], results, len(chunks), chars)
+            policy_evaluation(
+                name, index["config"], index["index_id"], results, len(chunks), chars, notes
+            )
         )
     return evaluation_of(retriever_name, k, policies)
 
@@ -237,15 +241,19 @@ def policy_evaluation(
     results: list[QuestionResult],
     chunk_count: int,
     chunk_chars: int,
+    notes: Sequence[str] = (),
 ) -> PolicyEvaluation:
     """One column's part of the evaluation file (both engines build it here)."""
-    return {
+    evaluation: PolicyEvaluation = {
         "name": name,
         "config": config,
         "index_id": index_id,
         "summary": summarize(results, chunk_count, chunk_chars),
         "questions": results,
     }
+    if notes:
+        evaluation["notes"] = list(notes)
+    return evaluation
 
 
 def evaluation_of(
