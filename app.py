@@ -68,6 +68,7 @@ from ui.layout import LAYOUT
 from ui.navigation import navigator, turn_page
 from ui.retrieval import retrieval_page
 from ui.scoreboard import show_scoreboard
+from ui.work import kept_work, manifest_download
 
 FIXTURE_MANIFEST = Path(__file__).resolve().parent / "fixtures" / "aster" / "manifest.json"
 SOURCES = ("Bundled example", "Upload a manifest", "Paste text")
@@ -245,14 +246,6 @@ def bundle_loader(bundle: Bundle) -> Loader:
 
 
 # -- span checks ----------------------------------------------------------------------------
-
-
-def user_checks(key: str) -> list[dict[str, object]]:
-    """The checks added to these documents; those of documents left behind are dropped."""
-    checks: dict[str, list[dict[str, object]]] = st.session_state.get("user_checks", {})
-    kept = checks.get(key, [])
-    st.session_state["user_checks"] = {key: kept}
-    return kept
 
 
 def span_form(text: str, source_id: str, taken: set[str], added: list[dict[str, object]]) -> None:
@@ -466,7 +459,7 @@ def explore_page(
     if st.query_params.to_dict() != wanted:  # rewrite the link only when it changes
         st.query_params.from_dict(wanted)
 
-    added = user_checks(key)
+    added = kept_work(key, manifest).checks
     try:
         checks = [*manifest.span_checks, *(SpanCheck.model_validate(raw) for raw in added)]
         exploration = explore(
@@ -517,6 +510,7 @@ def explore_page(
     st.subheader("Span checks")
     show_checks(added, [c.id for c in manifest.span_checks])
     span_form(text, doc, {c.id for c in exploration.checks}, added)
+    manifest_download(manifest, added)
     st.subheader("Documents")
     show_documents(load, files, exploration.skipped)
     st.subheader("Download and validate")

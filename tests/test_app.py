@@ -651,13 +651,12 @@ def test_what_a_person_types_is_bounded() -> None:
 
 def test_at_most_50_checks_can_be_added() -> None:
     at = start()
-    [key] = at.session_state["user_checks"]
     check = {
         "id": "c",
         "source_id": "aster-copy-v1",
         "spans": [{"label": "l", "start": 0, "end": 1}],
     }
-    at.session_state["user_checks"] = {key: [{**check, "id": f"c{n}"} for n in range(50)]}
+    at.session_state["added_work"].checks[:] = [{**check, "id": f"c{n}"} for n in range(50)]
     add_check(at.run(), "one-more", check_a_quote="Listing documents")
     assert errors(at) == [
         "**invalid_manifest**: at most 50 checks can be added here: remove one first"

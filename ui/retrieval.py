@@ -43,6 +43,7 @@ from explorer.view.display import markdown_literal, markdown_rows, plain_text
 from explorer.view.render import RANKED_LEGEND, RANKED_STYLE, render_ranked_view
 
 from .common import show_error
+from .work import kept_work, questions_download
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 # The bundled questions files, each written for the documents of its fixture's manifest.
@@ -150,14 +151,6 @@ def require_search_bound(questions: QuestionSet, chunk_count: int, what: str) ->
 
 
 # -- the questions ---------------------------------------------------------------------------
-
-
-def added_questions(key: str) -> list[dict[str, object]]:
-    """The questions added to these documents; those of documents left behind are dropped."""
-    kept: dict[str, list[dict[str, object]]] = st.session_state.get("added_questions", {})
-    mine = kept.get(key, [])
-    st.session_state["added_questions"] = {key: mine}
-    return mine
 
 
 def chosen_file(manifest: Manifest) -> QuestionSet | None:
@@ -416,7 +409,7 @@ def retrieval_page(
         st.info("No document loaded, so there is nothing to search.")
         return
     texts = {d["source_id"]: d["text"] for d in load.documents}
-    added = added_questions(key)
+    added = kept_work(key, manifest).questions
     places = st.columns([3, 2, 2])
     with places[0]:
         try:
@@ -467,6 +460,8 @@ def retrieval_page(
         if added and st.button("Clear the questions added here", key="clear_questions"):
             added.clear()
             st.rerun()
+    if questions is not None:
+        questions_download(questions)
     if questions is not None and evaluation is not None:
         st.subheader("Sweep a size")
         sweep(key, load, questions, retriever, k, settings.grammar.name)

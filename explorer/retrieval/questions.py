@@ -12,7 +12,7 @@ from pydantic import ConfigDict, Field, model_validator
 from ..checking.checks import resolve_span
 from ..digests import digest
 from ..errors import ErrorCode, ExplorerError
-from ..jsonio import parse_json
+from ..jsonio import dump_json, parse_json
 from ..models import NoNullModel, PlainText, StrictModel, VersionOne, validated
 from ..sources.manifest import ManifestSpan, require_one_form, span_schema
 from .metrics import Range
@@ -68,6 +68,11 @@ def parse_questions(data: bytes) -> QuestionSet:
     """Bytes of a questions file to a checked `QuestionSet`, or `invalid_questions`."""
     raw = parse_json(data, ErrorCode.INVALID_QUESTIONS, "questions file")
     return validated(QuestionSet.model_validate, raw, ErrorCode.INVALID_QUESTIONS)
+
+
+def questions_json(questions: QuestionSet) -> str:
+    """A questions file that `parse_questions` reads back: only the keys given."""
+    return dump_json(questions.model_dump(mode="json", exclude_none=True))
 
 
 @dataclass(frozen=True)
