@@ -63,6 +63,7 @@ from ui.columns import column_controls, seed_columns
 from ui.common import show_error
 from ui.detail import show_detail
 from ui.documents import show_documents, show_drafted
+from ui.grammar import apply_pending_grammar, offer_markdown, open_plain_drop
 from ui.index_tab import index_page
 from ui.layout import LAYOUT
 from ui.navigation import navigator, turn_page
@@ -209,6 +210,7 @@ def choose_source(
         bundle = bundle_from_uploads(uploads)
         if bundle.drafted:
             show_drafted(bundle)
+            open_plain_drop(bundle)
     else:
         text = sidebar.text_area(
             "Markdown text (under grammar v1, starting with a # heading)",
@@ -377,6 +379,7 @@ def page() -> None:
         "chunk."
     )
     settings_from_link()
+    apply_pending_grammar()
     for note in st.session_state.get("link_notes", []):
         st.warning(note)
     sources = st.sidebar.container()
@@ -441,6 +444,7 @@ def explore_page(
             "listed under Documents below with what to change, their span checks are "
             "marked not evaluated, and the others can be explored."
         )
+        offer_markdown(load)
     if not load.documents:
         show_documents(load, files)
         return

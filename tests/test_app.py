@@ -458,6 +458,7 @@ def test_pasted_text_without_a_heading_says_so() -> None:
 def test_download_buttons_for_each_index_chunk_map_and_the_report() -> None:
     assert download_labels(start()) == [
         "Download this chunk's text",
+        "Download the manifest with these checks",
         "fixed-char chunk map",
         "fixed-char index",
         "paragraph chunk map",
