@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn, TextIO, cast
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 from urllib.parse import quote
 
 from .checking.chunk_map import (
@@ -34,7 +34,7 @@ from .chunking.config import (
     loading_grammar,
 )
 from .chunking.imports import MAX_CHUNK_FILE_BYTES, ChunkFile, place
-from .chunking.index import write_index
+from .chunking.index import build_index, write_index
 from .chunking.policies import LIBRARY_POLICIES, POLICIES, make_config
 from .errors import ErrorCode, ExplorerError, io_error
 from .grammars import GRAMMARS, V1_GRAMMAR, Grammar
@@ -46,9 +46,16 @@ from .limits import (
     Limits,
 )
 from .pipeline import Settings, write_comparison
+from .retrieval.drafting import (
+    DEFAULT_DRAFTS,
+    boundary_passages,
+    choose,
+    draft_questions,
+    load_generator,
+)
 from .retrieval.embedding import DEFAULT_EMBEDDER, load_embedder
 from .retrieval.evaluate import DEFAULT_K, MAX_K, columns_of, curve, evaluate, sweep_columns
-from .retrieval.questions import parse_questions
+from .retrieval.questions import MAX_QUESTIONS, parse_questions
 from .retrieval.retrievers import RETRIEVERS
 from .sources.drafts import draft_manifest, text_files_under
 from .sources.loading import (
@@ -343,8 +350,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m explorer", description="Compare chunking policies.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    def with_manifest(name: str, help_text: str) -> argparse.ArgumentParser:
-        sub = commands.add_parser(name, help=help_text, description=help_text)
+    def with_manifest(name: str, help_text: str, group: Any = commands) -> argparse.ArgumentParser:
+        sub: argparse.ArgumentParser = group.add_parser(name, help=help_text, description=help_text)
         where = "manifest.json; paths are relative to it"
         if name == "chunk-map":  # --check needs no manifest
             sub.add_argument("manifest", type=Path, nargs="?", help=where)
@@ -440,6 +447,33 @@ def _parser() -> argparse.ArgumentParser:
         "and print the curve",
     )
     _engine_options(measure)
+
+    asking = commands.add_parser("questions", help="Questions for evaluate: draft them.")
+    asking_commands = asking.add_subparsers(
+        dest="questions_command", required=True, parser_class=_Parser
+    )
+    drafting = with_manifest(
+        "draft",
+        "Draft questions whose answers cross a chunk boundary of one policy: a questions "
+        "file for evaluate, its texts written by --generator or left for you to write.",
+        asking_commands,
+    )
+    _column_options(drafting, repeatable=False)
+    drafting.add_argument(
+        "--n",
+        type=partial(_positive, maximum=MAX_QUESTIONS),
+        default=DEFAULT_DRAFTS,
+        help=f"how many questions (default {DEFAULT_DRAFTS}; fewer when fewer boundaries)",
+    )
+    drafting.add_argument(
+        "--seed", type=partial(_positive, maximum=2**31), default=1, help="which ones (default 1)"
+    )
+    drafting.add_argument(
+        "--generator",
+        metavar="package.module:factory",
+        help="an object with a name and generate(passage) -> question text (e.g. your LLM); "
+        "without it each question's text is empty, to write",
+    )
 
     maps = with_manifest(
         "chunk-map",
@@ -811,6 +845,31 @@ def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     return 0
 
 
+def _questions(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """`questions draft`: the only subcommand of `questions`."""
+    config = _one_config(args)
+    generator = load_generator(args.generator) if args.generator else None  # before any work
+    _, load = _load(args, stderr, grammar_for(config))
+    index = build_index(load.documents, config, _limits(args))
+    texts = {document["source_id"]: document["text"] for document in load.documents}
+    passages = boundary_passages(texts, index["chunks"])
+    chosen = choose(passages, args.n, args.seed)
+    drafted = draft_questions(chosen, generator)
+    if len(chosen) < args.n:
+        print(
+            f"note: {len(passages)} passage(s) cross a boundary of {config.label()}; "
+            f"drafting {len(chosen)}",
+            file=stderr,
+        )
+    _emit(lambda write: write(dump_json(drafted.model_dump()).encode()), args.out, stdout)
+    if generator is None:
+        print(
+            f"note: {len(chosen)} question(s) to write: fill in each `question` before evaluate",
+            file=stderr,
+        )
+    return 0
+
+
 Handler = Callable[[argparse.Namespace, TextIO, TextIO], int]
 # One handler per subcommand, by the name it is called with.
 HANDLERS: dict[str, Handler] = {
@@ -823,6 +882,7 @@ HANDLERS: dict[str, Handler] = {
     "search": _search,
     "history": _history,
     "evaluate": _evaluate,
+    "questions": _questions,
 }
 
 

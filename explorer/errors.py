@@ -44,6 +44,8 @@ class ErrorCode(StrEnum):
     EMBEDDING_FAILED = "embedding_failed"
     # Measuring retrieval (explorer/retrieval/)
     INVALID_QUESTIONS = "invalid_questions"
+    INVALID_GENERATOR = "invalid_generator"
+    GENERATION_FAILED = "generation_failed"
     # Running on a cluster (explorer/engines/ray.py)
     ENGINE_UNAVAILABLE = "engine_unavailable"
     WORKER_LOST = "worker_lost"

@@ -148,8 +148,8 @@ def test_questions_file_matches_its_schema() -> None:
         (b'{"questions_version": 1, "questions": [], "extra": 1}', "unknown key"),
         (
             b'{"questions_version": 1, "questions": [{"id": "q", "question": "?", '
-            b'"source_id": "s", "references": [{"quote": "x", "start": 0, "end": 1}]}]}',
-            "not both",
+            b'"source_id": "s", "references": [{"quote": "x", "start": 0}]}]}',
+            "both start and end, or neither",
         ),
         (
             b'{"questions_version": 1, "questions": [{"id": "q", "question": "?", '

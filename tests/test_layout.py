@@ -12,7 +12,7 @@ PACKAGE = Path(explorer.__file__).parent
 # Lower stages first: a module may import its own stage and any lower one, never a higher.
 # Grammars read text alone (no manifest, no file), so sources may admit a text by one.
 STAGES = (
-    ("errors", "digests", "jsonio", "limits", "models"),
+    ("errors", "digests", "jsonio", "limits", "models", "plugins"),
     ("grammars",),
     ("sources",),
     ("chunking",),

@@ -59,7 +59,14 @@ from ..retrieval.evaluate import (
     policy_evaluation,
     question_result,
 )
-from ..retrieval.questions import PlacedQuestion, Question, QuestionSet, not_loaded, place_question
+from ..retrieval.questions import (
+    PlacedQuestion,
+    Question,
+    QuestionSet,
+    not_loaded,
+    place_question,
+    require_written,
+)
 from ..retrieval.retrievers import (
     ChunkTerms,
     CorpusTerms,
@@ -530,6 +537,7 @@ def ray_evaluate(
 ) -> Evaluation:
     """`evaluate` over a manifest on Ray: the same figures, ids, warnings and refusals."""
     require_shardable(retriever_name)
+    require_written(questions)
     ray = run.ray
     configs = [config for _, config in columns]
     by_source: dict[str, list[tuple[int, Question]]] = {}

@@ -25,7 +25,7 @@ from ..models import strict_shape
 from ..pipeline import Settings
 from ..sources.loading import LoadResult
 from .metrics import score
-from .questions import PlacedQuestion, QuestionSet, place_questions
+from .questions import PlacedQuestion, QuestionSet, place_questions, require_written
 from .retrievers import Retriever, RetrieverName, retriever, top_k
 
 EVALUATION_VERSION = 1
@@ -196,6 +196,7 @@ def evaluate(
         raise ExplorerError(
             ErrorCode.NO_DOCUMENTS, "no document loaded, so there is nothing to search"
         )
+    require_written(questions)
     search = retriever(retriever_name)
     texts = {d["source_id"]: d["text"] for d in load.documents}
     placed = place_questions(questions, texts)
