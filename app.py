@@ -62,11 +62,13 @@ from ui.columns import column_controls, seed_columns
 from ui.common import show_error
 from ui.detail import show_detail
 from ui.documents import show_documents, show_drafted
+from ui.grammar import apply_pending_grammar, offer_markdown, open_plain_drop
 from ui.index_tab import index_page
 from ui.layout import LAYOUT
 from ui.navigation import navigator, turn_page
 from ui.retrieval import retrieval_page
 from ui.scoreboard import show_scoreboard
+from ui.work import kept_work, manifest_download
 
 FIXTURE_MANIFEST = Path(__file__).resolve().parent / "fixtures" / "aster" / "manifest.json"
 SOURCES = ("Bundled example", "Upload a manifest", "Paste text")
@@ -207,6 +209,7 @@ def choose_source(
         bundle = bundle_from_uploads(uploads)
         if bundle.drafted:
             show_drafted(bundle)
+            open_plain_drop(bundle)
     else:
         text = sidebar.text_area(
             "Markdown text (under grammar v1, starting with a # heading)",
@@ -244,14 +247,6 @@ def bundle_loader(bundle: Bundle) -> Loader:
 
 
 # -- span checks ----------------------------------------------------------------------------
-
-
-def user_checks(key: str) -> list[dict[str, object]]:
-    """The checks added to these documents; those of documents left behind are dropped."""
-    checks: dict[str, list[dict[str, object]]] = st.session_state.get("user_checks", {})
-    kept = checks.get(key, [])
-    st.session_state["user_checks"] = {key: kept}
-    return kept
 
 
 def span_form(text: str, source_id: str, taken: set[str], added: list[dict[str, object]]) -> None:
@@ -383,6 +378,7 @@ def page() -> None:
         "chunk."
     )
     settings_from_link()
+    apply_pending_grammar()
     for note in st.session_state.get("link_notes", []):
         st.warning(note)
     sources = st.sidebar.container()
@@ -446,6 +442,7 @@ def explore_page(
             "listed under Documents below with what to change, their span checks are "
             "marked not evaluated, and the others can be explored."
         )
+    offer_markdown(load)
     if not load.documents:
         show_documents(load, files)
         return
@@ -464,7 +461,7 @@ def explore_page(
     if st.query_params.to_dict() != wanted:  # rewrite the link only when it changes
         st.query_params.from_dict(wanted)
 
-    added = user_checks(key)
+    added = kept_work(key, manifest).checks
     try:
         checks = [*manifest.span_checks, *(SpanCheck.model_validate(raw) for raw in added)]
         exploration = explore(
@@ -515,6 +512,7 @@ def explore_page(
     st.subheader("Span checks")
     show_checks(added, [c.id for c in manifest.span_checks])
     span_form(text, doc, {c.id for c in exploration.checks}, added)
+    manifest_download(manifest, added)
     st.subheader("Documents")
     show_documents(load, files, exploration.skipped)
     st.subheader("Download and validate")

@@ -467,8 +467,9 @@ def _parser() -> argparse.ArgumentParser:
     measure.add_argument(
         "--sweep",
         metavar="NAME:FROM:TO:STEP",
-        help="measure a sized policy at every size from FROM to TO, both included "
-        "(e.g. heading-aware:100:1000:100), and print the curve",
+        help="measure a sized policy (ours or a library's) at every size from FROM to TO, "
+        "both included (e.g. heading-aware:100:1000:100; in tokens heading-aware:64t:512t:64t), "
+        "and print the curve",
     )
     _engine_options(measure)
 

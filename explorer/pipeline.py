@@ -38,11 +38,11 @@ from .chunking.imports import ChunkFile, place
 from .chunking.index import ChunkRecord, GivenSpans, Index, build_index, readable, write_index
 from .chunking.policies import LIBRARY_POLICIES, POLICIES, make_config
 from .errors import ErrorCode, ExplorerError
-from .grammars import GRAMMARS, Grammar
+from .grammars import GRAMMARS, V1_GRAMMAR, Grammar
 from .limits import DEFAULT_LIMITS, Limits
 from .sources.documents import DocumentRecord
-from .sources.loading import LoadResult
-from .sources.manifest import SpanCheck
+from .sources.loading import DEFAULT_MAX_DOCUMENT_BYTES, LoadResult, decode_source
+from .sources.manifest import Manifest, SpanCheck
 
 # Older links name the two sized policies by these keys; they are still read.
 _QUERY_ALIASES = {"fixed": "fixed-char", "target": "heading-aware"}
@@ -574,3 +574,33 @@ def write_comparison(
             )
         )
     write(b'},\n"policies":%b}\n' % orjson.dumps(policies))
+
+
+def unreadable_under_v1(documents: Sequence[DocumentRecord]) -> list[str]:
+    """The source_ids of the documents grammar v1 cannot cut: they do not open with a
+    heading line (a column under v1 leaves them out; markdown reads them)."""
+    found = []
+    for document in documents:
+        try:
+            V1_GRAMMAR.admit(document["text"])
+        except ExplorerError:
+            found.append(document["source_id"])
+    return found
+
+
+def without_heading(
+    manifest: Manifest, files: Mapping[str, bytes], max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES
+) -> list[str]:
+    """`unreadable_under_v1` of a drop before it is loaded: each file decoded as loading
+    decodes it; a file that is missing, larger than `max_bytes` or fails to decode is
+    not one of them."""
+    records = []
+    for entry in manifest.documents:
+        data = files.get(entry["path"])
+        if data is None or len(data) > max_bytes:
+            continue
+        try:
+            records.append(decode_source(entry, data))
+        except ExplorerError:
+            continue
+    return unreadable_under_v1(records)

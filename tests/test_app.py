@@ -458,6 +458,7 @@ def test_pasted_text_without_a_heading_says_so() -> None:
 def test_download_buttons_for_each_index_chunk_map_and_the_report() -> None:
     assert download_labels(start()) == [
         "Download this chunk's text",
+        "Download the manifest with these checks",
         "fixed-char chunk map",
         "fixed-char index",
         "paragraph chunk map",
@@ -651,13 +652,12 @@ def test_what_a_person_types_is_bounded() -> None:
 
 def test_at_most_50_checks_can_be_added() -> None:
     at = start()
-    [key] = at.session_state["user_checks"]
     check = {
         "id": "c",
         "source_id": "aster-copy-v1",
         "spans": [{"label": "l", "start": 0, "end": 1}],
     }
-    at.session_state["user_checks"] = {key: [{**check, "id": f"c{n}"} for n in range(50)]}
+    at.session_state["added_work"].checks[:] = [{**check, "id": f"c{n}"} for n in range(50)]
     add_check(at.run(), "one-more", check_a_quote="Listing documents")
     assert errors(at) == [
         "**invalid_manifest**: at most 50 checks can be added here: remove one first"

@@ -19,7 +19,7 @@ from ..checking.validate import validate_index
 from ..chunking.config import DEFAULT_GRAMMAR, ChunkConfig, ConfigJson
 from ..chunking.imports import ChunkFile, place
 from ..chunking.index import ChunkRecord, GivenSpans, build_index, readable
-from ..chunking.policies import POLICIES, make_config
+from ..chunking.policies import LIBRARY_POLICIES, POLICIES, make_config
 from ..errors import ErrorCode, ExplorerError
 from ..limits import DEFAULT_LIMITS, Limits
 from ..models import strict_shape
@@ -274,21 +274,65 @@ def evaluation_of(
 MAX_SWEEP_SIZES = 100
 
 
-def sweep_columns(spec: str, grammar: str = DEFAULT_GRAMMAR) -> list[tuple[str, ChunkConfig]]:
-    """`NAME:FROM:TO:STEP` (TO included): one column per size of a sized policy under
-    `grammar`, each named `NAME@SIZE`."""
-    parts = spec.split(":")
-    numbers = parts[1:]
-    if len(parts) != 4 or not all(n.isascii() and n.isdigit() and len(n) < 8 for n in numbers):
+def size_sweep(
+    name: str, config: ChunkConfig, sizes: Sequence[int], tokens: bool = False
+) -> list[tuple[str, ChunkConfig]]:
+    """One column per size of the sized column `name`, cut as `config` cuts (its policy,
+    grammar, overlap and a library's parameters) but at each of `sizes`, in characters or
+    in cl100k_base tokens; each named `NAME@SIZE` (`NAME@SIZEt` in tokens)."""
+    if not config.sized:
+        raise ExplorerError(ErrorCode.USAGE, f"the column {name!r} has no size to sweep")
+    if not 1 <= len(sizes) <= MAX_SWEEP_SIZES:
+        raise ExplorerError(
+            ErrorCode.USAGE, f"a sweep takes 1 to {MAX_SWEEP_SIZES} sizes, not {len(sizes)}"
+        )
+    overlap = config.overlap or 0
+    if min(sizes) <= overlap:
         raise ExplorerError(
             ErrorCode.USAGE,
-            f"--sweep takes NAME:FROM:TO:STEP, e.g. heading-aware:100:1000:100, not {spec[:80]!r}",
+            f"the column {name!r} overlaps by {overlap}: sweep sizes above it, "
+            f"not from {min(sizes)}",
+        )
+    parameters = config.library.parameters if config.library is not None else None
+    suffix = "t" if tokens else ""
+    return [
+        (
+            f"{name}@{size}{suffix}",
+            make_config(
+                config.strategy,
+                None if tokens else size,
+                max_tokens=size if tokens else None,
+                overlap=overlap,
+                grammar=config.grammar_name,
+                parameters=parameters,
+            ),
+        )
+        for size in sizes
+    ]
+
+
+def sweep_columns(spec: str, grammar: str = DEFAULT_GRAMMAR) -> list[tuple[str, ChunkConfig]]:
+    """`NAME:FROM:TO:STEP` (TO included): one column per size of a sized policy, ours
+    under `grammar` or a library's at its default parameters, each named `NAME@SIZE`;
+    in tokens when the three numbers end in `t` (`heading-aware:64t:512t:64t`, named
+    `NAME@SIZEt`)."""
+    parts = spec.split(":")
+    numbers = parts[1:]
+    tokens = len(numbers) == 3 and all(n.endswith("t") for n in numbers)
+    digits = [n.removesuffix("t") if tokens else n for n in numbers]
+    if len(parts) != 4 or not all(n.isascii() and n.isdigit() and len(n) < 8 for n in digits):
+        raise ExplorerError(
+            ErrorCode.USAGE,
+            "--sweep takes NAME:FROM:TO:STEP, e.g. heading-aware:100:1000:100 (in tokens "
+            f"heading-aware:64t:512t:64t), not {spec[:80]!r}",
         )
     name = parts[0]
-    low, high, step = (int(n) for n in numbers)
-    policy = POLICIES.get(name)
-    if policy is None or policy.default_max_chars is None:
-        sized = [p.name for p in POLICIES.values() if p.default_max_chars is not None]
+    low, high, step = (int(n) for n in digits)
+    defaults = {p.name: p.default_max_chars for p in POLICIES.values()} | {
+        p.name: p.default_max_chars for p in LIBRARY_POLICIES.values()
+    }
+    if defaults.get(name) is None:
+        sized = [policy for policy, size in defaults.items() if size is not None]
         raise ExplorerError(
             ErrorCode.USAGE, f"--sweep needs a sized policy ({', '.join(sized)}), not {name[:80]!r}"
         )
@@ -298,10 +342,8 @@ def sweep_columns(spec: str, grammar: str = DEFAULT_GRAMMAR) -> list[tuple[str, 
             f"--sweep {spec!r}: FROM from 1, TO at least FROM, STEP from 1, and at most "
             f"{MAX_SWEEP_SIZES} sizes",
         )
-    return [
-        (f"{name}@{size}", make_config(name, size, grammar=grammar))
-        for size in range(low, high + 1, step)
-    ]
+    base = make_config(name, grammar=grammar if name in POLICIES else DEFAULT_GRAMMAR)
+    return size_sweep(name, base, range(low, high + 1, step), tokens)
 
 
 def curve(evaluation: Evaluation) -> str:
@@ -311,7 +353,9 @@ def curve(evaluation: Evaluation) -> str:
     lines = [head]
     for policy in evaluation["policies"]:
         s = policy["summary"]
-        size_text = str(policy["config"].get("max_chars") or "-")
+        config = policy["config"]
+        tokens = config.get("max_tokens")
+        size_text = f"{tokens}t" if tokens is not None else str(config.get("max_chars") or "-")
         lines.append(
             f"{policy['name']:<22}{size_text:>8}{s['chunk_count']:>8}{s['mean_chunk_chars']:>8.0f}"
             f"{s['recall']:>8.3f}{s['precision']:>8.3f}{s['iou']:>8.3f}{s['hit']:>8.3f}"

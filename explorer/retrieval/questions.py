@@ -15,7 +15,7 @@ from pydantic import AfterValidator, ConfigDict, Field, ValidationError, model_v
 from ..checking.checks import resolve_span
 from ..digests import digest
 from ..errors import ErrorCode, ExplorerError
-from ..jsonio import parse_json
+from ..jsonio import dump_json, parse_json
 from ..models import (
     NoNullModel,
     PlainText,
@@ -209,6 +209,11 @@ def require_written(questions: QuestionSet) -> None:
             f"{len(blank)} question(s) have no text yet ({shown}): write each one's "
             "`question`, or draft them with --generator",
         )
+
+
+def questions_json(questions: QuestionSet) -> str:
+    """A questions file that `parse_questions` reads back: only the keys given."""
+    return dump_json(questions.model_dump(mode="json", exclude_none=True))
 
 
 @dataclass(frozen=True)

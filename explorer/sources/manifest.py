@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Annotated, Any, NotRequired
 
@@ -175,6 +176,15 @@ def _refuse_repeats(what: str, values: list[str]) -> None:
         if value in seen:
             raise ValueError(f"duplicate {what} {value!r}")
         seen.add(value)
+
+
+def with_span_checks(manifest: Manifest, checks: Sequence[Mapping[str, object]]) -> Manifest:
+    """The manifest with `checks` (raw span checks, e.g. those added in the app) after its
+    own; checked as a manifest file is (`invalid_manifest`)."""
+    raw = manifest.model_dump(mode="json", exclude_unset=True)
+    own = [check.model_dump(mode="json", exclude_none=True) for check in manifest.span_checks]
+    raw["span_checks"] = [*own, *checks]
+    return validated(Manifest.model_validate, raw, ErrorCode.INVALID_MANIFEST)
 
 
 def parse_manifest(data: bytes) -> Manifest:
