@@ -193,9 +193,12 @@ def read_entries(
     entries = []
     for number, raw in enumerate(values, 1):
         try:
-            entries.append(read(number, raw))
+            entry = read(number, raw)
         except ValidationError as error:
             raise _invalid(f"chunk {number} is not a {shape} chunk: {describe(error)}") from None
+        if entry.start is None and entry.end is not None:
+            raise _invalid(f"chunk {number} gives an end offset without a start offset")
+        entries.append(entry)
     return shape, entries
 
 
@@ -244,9 +247,41 @@ class ChunkFile:
         return sha_bytes(self.data)
 
 
-def _document_of(
-    entry: Entry, by_id: dict[str, Document], by_path: dict[str, Document]
-) -> Document:
+class _Paths:
+    """Documents by manifest path, for chunks that name a path: the path itself, else the
+    first document (in manifest order) whose path the chunk's path ends with after a `/`.
+    A trie of path components from the last one back, so finding a chunk's document
+    costs the length of its path, whatever the number of documents."""
+
+    def __init__(self, documents: Sequence[tuple[str, Document]]) -> None:
+        self._root: dict[str, Any] = {}
+        for rank, (path, document) in enumerate(documents):
+            node = self._root
+            for part in reversed(path.split("/")):
+                node = node.setdefault(part, {})
+            # "/" (never a component) marks a path's end; a repeated path: its first
+            # place in the order, its last document (as a dict of paths would have it)
+            node["/"] = (node.get("/", (rank,))[0], document)
+
+    def find(self, path: str) -> Document | None:
+        parts = path.split("/")
+        node: dict[str, Any] | None = self._root
+        best: tuple[int, Document] | None = None
+        for left in range(len(parts) - 1, -1, -1):
+            node = node.get(parts[left]) if node is not None else None
+            if node is None:
+                break
+            here: tuple[int, Document] | None = node.get("/")
+            if here is None:
+                continue
+            if left == 0:
+                return here[1]  # the path itself comes first
+            if best is None or here[0] < best[0]:
+                best = here
+        return None if best is None else best[1]
+
+
+def _document_of(entry: Entry, by_id: dict[str, Document], by_path: _Paths) -> Document:
     if entry.source_id is not None:
         found = by_id.get(entry.source_id)
         if found is None:
@@ -256,10 +291,7 @@ def _document_of(
             )
         return found
     if entry.path is not None:
-        path = normal_path(entry.path)
-        found = by_path.get(path) or next(
-            (d for p, d in by_path.items() if path.endswith("/" + p)), None
-        )
+        found = by_path.find(normal_path(entry.path))
         if found is None:
             raise _invalid(
                 f"chunk {entry.number} names source {entry.path!r}, which is no loaded "
@@ -281,7 +313,7 @@ def place(
     half-loaded unless `skip_failed`, which leaves out (and names) what cannot be placed."""
     shape, entries = read_entries(chunk_file.data, limits)
     by_id = {d["source_id"]: Document(d["source_id"], d["text"]) for d in documents}
-    by_path = {normal_path(d["path"]): by_id[d["source_id"]] for d in documents}
+    by_path = _Paths([(normal_path(d["path"]), by_id[d["source_id"]]) for d in documents])
     grouped: dict[str, list[Entry]] = {}
     skipped: list[str] = []
 
