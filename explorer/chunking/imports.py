@@ -10,6 +10,7 @@ imported index has `chunk_id`s and an `index_id` computed like ours.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -20,8 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..digests import sha_bytes
 from ..errors import ErrorCode, ExplorerError
 from ..grammars.v1 import Span
-from ..jsonio import parse_json
-from ..limits import DEFAULT_LIMITS, Limits, require_chunks_per_index
+from ..jsonio import parse_json, require_counts
+from ..limits import DEFAULT_LIMITS, Limits, too_many_chunks
 from ..models import describe
 from ..sources.documents import DocumentRecord
 from ..sources.manifest import normal_path
@@ -163,15 +164,29 @@ def detect_shape(first: object) -> ChunkFileShape:
     raise _invalid(f"chunk 1 has no shape this reads ({found}); the shapes are {_SHAPE_KEYS}")
 
 
-def _values(data: bytes) -> list[object]:
-    """A JSON list, or JSON Lines (one chunk per non-blank line)."""
+_NOT_SPACE = re.compile(rb"\S")
+_FILLED_LINE = re.compile(rb"^[^\S\n]*\S", re.MULTILINE)  # a line that is not blank
+
+
+def _values(data: bytes, limits: Limits) -> list[object]:
+    """A JSON list, or JSON Lines (one chunk per non-blank line), counted before it is
+    parsed: at most `limits.chunks_per_index` chunks."""
     if len(data) > MAX_CHUNK_FILE_BYTES:
         raise _invalid(f"the chunk file is larger than {MAX_CHUNK_FILE_BYTES // 2**20} MiB")
-    if data.lstrip()[:1] == b"[":
-        values = parse_json(data, ErrorCode.INVALID_CHUNK_FILE, "chunk file")
+
+    def too_many() -> ExplorerError:
+        return too_many_chunks("the chunk file", limits.chunks_per_index, "--max-chunks")
+
+    most, what = limits.chunks_per_index, "chunk file"
+    first = _NOT_SPACE.search(data)
+    if first is not None and first.group() == b"[":
+        require_counts(data, ErrorCode.INVALID_CHUNK_FILE, what, most, too_many)
+        values = parse_json(data, ErrorCode.INVALID_CHUNK_FILE, what)
         if not isinstance(values, list):
             raise _invalid("the chunk file is a JSON list or JSON Lines, not one object")
         return values
+    lines = sum(1 for _ in _FILLED_LINE.finditer(data))
+    require_counts(data, ErrorCode.INVALID_CHUNK_FILE, what, most, too_many, lines=lines)
     return [
         parse_json(line, ErrorCode.INVALID_CHUNK_FILE, f"chunk file's line {number}")
         for number, line in enumerate(data.split(b"\n"), 1)
@@ -184,10 +199,9 @@ def read_entries(
 ) -> tuple[ChunkFileShape, list[Entry]]:
     """A file's shape and its chunks in file order; a chunk that does not fit the shape
     of the first is refused by its number."""
-    values = _values(data)
+    values = _values(data, limits)
     if not values:
         raise _invalid("the chunk file holds no chunk")
-    require_chunks_per_index(len(values), limits)
     shape = detect_shape(values[0])
     read = _READERS[shape]
     entries = []

@@ -12,7 +12,7 @@ from pydantic import ConfigDict, Field, model_validator
 from ..checking.checks import resolve_span
 from ..digests import digest
 from ..errors import ErrorCode, ExplorerError
-from ..jsonio import parse_json
+from ..jsonio import parse_json, require_counts
 from ..models import NoNullModel, PlainText, StrictModel, VersionOne, validated
 from ..sources.manifest import ManifestSpan, require_one_form, span_schema
 from .metrics import Range
@@ -66,6 +66,17 @@ class QuestionSet(StrictModel):
 
 def parse_questions(data: bytes) -> QuestionSet:
     """Bytes of a questions file to a checked `QuestionSet`, or `invalid_questions`."""
+    require_counts(
+        data,
+        ErrorCode.INVALID_QUESTIONS,
+        "questions file",
+        MAX_QUESTIONS,
+        lambda: ExplorerError(
+            ErrorCode.INVALID_QUESTIONS,
+            f"the questions file holds more than {MAX_QUESTIONS:,} questions",
+        ),
+        inner=True,
+    )
     raw = parse_json(data, ErrorCode.INVALID_QUESTIONS, "questions file")
     return validated(QuestionSet.model_validate, raw, ErrorCode.INVALID_QUESTIONS)
 

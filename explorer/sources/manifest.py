@@ -9,7 +9,7 @@ from pydantic import AfterValidator, ConfigDict, Field, model_validator
 from typing_extensions import TypedDict
 
 from ..errors import ErrorCode, ExplorerError
-from ..jsonio import parse_json
+from ..jsonio import parse_json, require_counts
 from ..models import (
     Hex64,
     NoNullModel,
@@ -179,5 +179,18 @@ def _refuse_repeats(what: str, values: list[str]) -> None:
 
 def parse_manifest(data: bytes) -> Manifest:
     """Bytes of a manifest file to a checked `Manifest`, or `invalid_manifest`."""
+    most = 2 * MAX_DOCUMENTS + MAX_SPAN_CHECKS  # documents, deleted ones, span checks
+    require_counts(
+        data,
+        ErrorCode.INVALID_MANIFEST,
+        "manifest",
+        most,
+        lambda: ExplorerError(
+            ErrorCode.INVALID_MANIFEST,
+            f"the manifest holds more than {most:,} entries (at most {MAX_DOCUMENTS:,} "
+            f"documents, as many deleted and {MAX_SPAN_CHECKS:,} span checks)",
+        ),
+        inner=True,
+    )
     raw = parse_json(data, ErrorCode.INVALID_MANIFEST, "manifest")
     return validated(Manifest.model_validate, raw, ErrorCode.INVALID_MANIFEST)
