@@ -21,6 +21,7 @@ from ..limits import (
     Limits,
     require_chunks_per_document,
     require_chunks_per_index,
+    too_many_chunks,
 )
 from ..models import Count, Hex64, LineNumber, NonEmpty, PlainText, VersionOne, strict_shape
 from ..sources.documents import DocumentRecord
@@ -146,6 +147,29 @@ def _placed(
         yield (sections[at] if at >= 0 else _NO_SECTION), span
 
 
+# The most characters, other than whitespace, one token of a tokenizer holds (cl100k's
+# longest hold fewer): what bounds a token-sized library's chunk count from below.
+MAX_CHARS_PER_TOKEN = 64
+
+
+def _require_possible(source_id: str, text: str, config: ChunkConfig, limits: Limits) -> None:
+    """Refuse a whole-document library call before it runs when its chunks cannot be
+    as few as the limit: each holds at most its size of the text's non-blank characters
+    (in tokens, `MAX_CHARS_PER_TOKEN` each), so `max_chars: 1` on a long text is refused
+    at once, not after the library has cut it all."""
+    if not config.sized or not isinstance(policy_for(config), DocumentPolicy):
+        return
+    per_chunk = config.size() * (MAX_CHARS_PER_TOKEN if config.unit is not None else 1)
+    fewest = -(-sum(map(len, text.split())) // per_chunk)
+    if fewest > limits.chunks_per_document:
+        raise too_many_chunks(
+            f"document {source_id!r} (at least {fewest:,} chunks of at most {config.size():,} "
+            f"{config.unit or 'characters'})",
+            limits.chunks_per_document,
+            "--max-document-chunks",
+        )
+
+
 def chunk_stream(
     document: DocumentRecord,
     config: ChunkConfig,
@@ -169,6 +193,8 @@ def chunk_stream(
     # may start before the previous one ends (never before it starts): the cursor then
     # steps back over the overlap only.
     line, line_offset = 1, 0
+    if given is None:
+        _require_possible(source_id, text, config, limits)
     current: _Heading | GrammarSection | None = None
     sid, title, middle = "", "", b""
     for order, (section, (start, end)) in enumerate(_placed(text, config, given)):
