@@ -40,8 +40,10 @@ from .errors import ErrorCode, ExplorerError, io_error
 from .grammars import GRAMMARS, V1_GRAMMAR, Grammar
 from .jsonio import dump_json
 from .limits import (
+    DEFAULT_LIBRARY_SECONDS,
     DEFAULT_LIMITS,
     MAX_CHUNKS_LIMIT,
+    MAX_LIBRARY_SECONDS,
     MAX_SPAN_CHECK_WORK_LIMIT,
     Limits,
 )
@@ -128,6 +130,13 @@ def _limit_options(sub: argparse.ArgumentParser) -> None:
         type=partial(_positive, maximum=MAX_SPAN_CHECK_WORK_LIMIT),
         default=DEFAULT_LIMITS.span_check_work,
         help=f"refuse more span checks times chunks (default: {DEFAULT_LIMITS.span_check_work:,})",
+    )
+    sub.add_argument(
+        "--library-seconds",
+        type=partial(_positive, maximum=MAX_LIBRARY_SECONDS),
+        default=DEFAULT_LIBRARY_SECONDS,
+        help="stop a live column's library call on one document after this many seconds "
+        f"(default: {DEFAULT_LIBRARY_SECONDS}, at most {MAX_LIBRARY_SECONDS:,})",
     )
 
 
@@ -336,7 +345,12 @@ def _ray_run(args: argparse.Namespace) -> RayRun:
 
 
 def _limits(args: argparse.Namespace) -> Limits:
-    return Limits(args.max_document_chunks, args.max_chunks, args.max_span_check_work)
+    return Limits(
+        args.max_document_chunks,
+        args.max_chunks,
+        args.max_span_check_work,
+        library_seconds=args.library_seconds,
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
