@@ -39,8 +39,10 @@ from .errors import ErrorCode, ExplorerError, io_error
 from .grammars import GRAMMARS
 from .jsonio import dump_json
 from .limits import (
+    DEFAULT_LIBRARY_SECONDS,
     DEFAULT_LIMITS,
     MAX_CHUNKS_LIMIT,
+    MAX_LIBRARY_SECONDS,
     MAX_SCORES_HELD_LIMIT,
     MAX_SPAN_CHECK_WORK_LIMIT,
     Limits,
@@ -144,6 +146,13 @@ def _limit_options(sub: argparse.ArgumentParser) -> None:
         default=DEFAULT_LIMITS.scores_held,
         help="evaluate: retrieval scores (questions times chunks) held at once, 8 bytes each; "
         f"questions are ranked in blocks under it (default: {DEFAULT_LIMITS.scores_held:,})",
+    )
+    sub.add_argument(
+        "--library-seconds",
+        type=partial(_positive, maximum=MAX_LIBRARY_SECONDS),
+        default=DEFAULT_LIBRARY_SECONDS,
+        help="stop a live column's library call on one document after this many seconds "
+        f"(default: {DEFAULT_LIBRARY_SECONDS}, at most {MAX_LIBRARY_SECONDS:,})",
     )
 
 
@@ -353,7 +362,11 @@ def _ray_run(args: argparse.Namespace) -> RayRun:
 
 def _limits(args: argparse.Namespace) -> Limits:
     return Limits(
-        args.max_document_chunks, args.max_chunks, args.max_span_check_work, args.max_scores_held
+        args.max_document_chunks,
+        args.max_chunks,
+        args.max_span_check_work,
+        args.max_scores_held,
+        library_seconds=args.library_seconds,
     )
 
 

@@ -49,6 +49,10 @@ class ErrorCode(StrEnum):
     # Running on a cluster (explorer/engines/ray.py)
     ENGINE_UNAVAILABLE = "engine_unavailable"
     WORKER_LOST = "worker_lost"
+    # Calling a chunking library (explorer/chunking/policies/libraries.py)
+    UNSAFE_PARAMETER = "unsafe_parameter"
+    LIBRARY_TIMEOUT = "library_timeout"
+    LIBRARY_FAILED = "library_failed"
     # Anything else the command line or the app is given
     NO_DOCUMENTS = "no_documents"
     INVALID_UPLOAD = "invalid_upload"

@@ -36,7 +36,7 @@ from .chunking.config import (
 )
 from .chunking.imports import ChunkFile, place
 from .chunking.index import ChunkRecord, GivenSpans, Index, build_index, readable, write_index
-from .chunking.policies import LIBRARY_POLICIES, POLICIES, make_config
+from .chunking.policies import LIBRARY_POLICIES, POLICIES, make_config, require_stoppable
 from .errors import ErrorCode, ExplorerError
 from .grammars import GRAMMARS, V1_GRAMMAR, Grammar
 from .limits import DEFAULT_LIMITS, Limits
@@ -141,9 +141,16 @@ class Settings:
             if name in LIBRARY_POLICIES:
                 try:
                     parameters = _parameters(name, query)
-                    live.append(_column_config(name, raw, high, parameters=parameters))
+                    config = _column_config(name, raw, high, parameters=parameters)
+                    require_stoppable(config)  # a link is someone else's: no regex
+                    if len(live) + (len(own) or len(POLICIES)) == MAX_COLUMNS:
+                        raise ExplorerError(
+                            ErrorCode.USAGE, f"a page shows at most {MAX_COLUMNS} columns"
+                        )
                 except ExplorerError as error:
                     notes.append(f"Ignored the {name} column from the link: {error.detail}.")
+                    continue
+                live.append(config)
                 continue
             policy = POLICIES.get(name)
             if own or policy is None or policy.default_max_chars is None:

@@ -123,7 +123,11 @@ _NO_SECTION = _Heading(0, "")
 
 
 def _placed(
-    text: str, config: ChunkConfig, given: Sequence[Span] | None
+    text: str,
+    config: ChunkConfig,
+    given: Sequence[Span] | None,
+    limits: Limits = DEFAULT_LIMITS,
+    name: str = "the document",
 ) -> Iterator[tuple[_Heading | GrammarSection, Span]]:
     """Each span with its section. A policy of ours cuts section by section; spans of a
     whole document (given, or a library's) each belong to the section their start lies
@@ -139,7 +143,7 @@ def _placed(
                 for span in policy.spans(text, section, config):
                     yield section, span
             return
-        spans = policy.document_spans(text, config)
+        spans = policy.document_spans(text, config, limits, name)
     sections = grammar.any_sections(text)
     heading_starts = [section.heading_start for section in sections]
     for span in spans:
@@ -197,7 +201,9 @@ def chunk_stream(
         _require_possible(source_id, text, config, limits)
     current: _Heading | GrammarSection | None = None
     sid, title, middle = "", "", b""
-    for order, (section, (start, end)) in enumerate(_placed(text, config, given)):
+    for order, (section, (start, end)) in enumerate(
+        _placed(text, config, given, limits, source_id)
+    ):
         if section is not current:
             current = section
             sid = section_id(revision, section.heading_start)

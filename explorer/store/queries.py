@@ -15,7 +15,7 @@ from pydantic import Field
 from ..digests import sha
 from ..errors import ErrorCode, ExplorerError
 from ..models import strict_shape
-from ..retrieval.embedding import Embedder, embed_texts, from_blobs
+from ..retrieval.embedding import Embedder, blob_bytes, embed_texts, from_blobs
 from ..retrieval.retrievers import FUSION_DEPTH, fused
 from ..sources.loading import OK
 from .plan import CODE_TEXT, Key, Served, StatusRow
@@ -273,6 +273,15 @@ def _nearest(
     ).fetchall()
     if not rows:
         return []
+    size = blob_bytes(embedder.dimensions)
+    other = next((len(blob) for _, blob in rows if len(blob) != size), None)
+    if other is not None:  # one name, two models: their vectors cannot be compared
+        raise ExplorerError(
+            ErrorCode.INVALID_EMBEDDER,
+            f"embedder {embedder.name!r} gives {embedder.dimensions} dimensions, but this "
+            f"tenant's chunks hold vectors of {other // 4} under that name: an embedder "
+            "with other dimensions needs a name of its own (then ingest again)",
+        )
     matrix = from_blobs([blob for _, blob in rows], embedder.dimensions)
     scores = matrix @ query
     count = min(limit, len(rows))
