@@ -16,14 +16,18 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from explorer.checking.chunk_map import chunk_maps
 from explorer.checking.validate import validate_index, validate_index_bytes
 from explorer.chunking.index import build_index
 from explorer.chunking.policies import LIBRARY_POLICIES, make_config
 from explorer.chunking.policies.libraries import LibraryPolicy
 from explorer.errors import ErrorCode, ExplorerError
+from explorer.jsonio import dump_json
 from explorer.limits import Limits
 from explorer.pipeline import MAX_COLUMNS, Settings
 from explorer.sources.documents import DocumentRecord, document_record
+from explorer.sources.loading import DirectoryReader, load_documents
+from explorer.sources.manifest import parse_manifest
 from tests import embedders
 from tests.conftest import ROOT, ManifestBuilder, run_cli, run_module, sha256_hex
 
@@ -275,6 +279,24 @@ def test_validate_stops_a_regex_past_its_time_limit(
     line = refused("library_timeout", "validate", path, "--library-seconds", "1")
     assert time.monotonic() - began < 10  # once, not again on the strict path
     assert "langchain-recursive, max_chars 200" in line and "--library-seconds" in line
+
+
+def test_chunk_map_check_stops_a_regex_past_its_time_limit(
+    monkeypatch: pytest.MonkeyPatch, make_manifest: ManifestBuilder
+) -> None:
+    manifest = one_document(make_manifest, "# T\n\n" + "a" * 60 + "\n")
+    load = load_documents(parse_manifest(manifest.read_bytes()), DirectoryReader(manifest.parent))
+    config = make_config("langchain-recursive", 200, parameters=BACKTRACKING)
+    kind = type(LIBRARY_POLICIES["langchain-recursive"])
+    with monkeypatch.context() as patch:  # built without calling the library
+        patch.setattr(kind, "spans", lambda self, text, *_: [(0, len(text))])
+        patch.setattr(kind, "require_stoppable", lambda *_: None)
+        [payload] = chunk_maps(load.documents, config)
+    path = manifest.parent / "chunk-map.json"
+    path.write_text(dump_json(payload), encoding="utf-8")
+    began = time.monotonic()
+    refused("library_timeout", "chunk-map", manifest, "--check", path, "--library-seconds", "1")
+    assert time.monotonic() - began < 10
 
 
 def test_index_stops_a_regex_past_its_time_limit_and_the_next_call_works(

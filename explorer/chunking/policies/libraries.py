@@ -151,8 +151,8 @@ class LibraryPolicy:
             raise ExplorerError(
                 ErrorCode.UNSAFE_PARAMETER,
                 f"{config.label()}: {regex} makes the library run regular expressions, "
-                "which can take unbounded time and stop the server, so they are not run "
-                "here; the command line runs them under a time limit (--library-seconds)",
+                "which can take unbounded time, so they run only under a time limit: the "
+                "--library-seconds of compare, index, chunk-map, evaluate and validate",
             )
 
     def document_spans(
