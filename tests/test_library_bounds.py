@@ -18,6 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 from explorer.checking.chunk_map import chunk_maps
 from explorer.checking.validate import validate_index, validate_index_bytes
+from explorer.chunking.config import ParameterValue
 from explorer.chunking.index import build_index
 from explorer.chunking.policies import LIBRARY_POLICIES, make_config
 from explorer.chunking.policies.libraries import LibraryPolicy
@@ -33,7 +34,7 @@ from tests.conftest import ROOT, ManifestBuilder, run_cli, run_module, sha256_he
 
 APP = str(ROOT / "app.py")
 # Item 1's separator: catastrophic backtracking on any line without "Q!".
-BACKTRACKING = {"separators": ["(.+)+Q!"], "is_separator_regex": True}
+BACKTRACKING: dict[str, ParameterValue] = {"separators": ["(.+)+Q!"], "is_separator_regex": True}
 LINK = {
     "langchain-recursive": "200",
     "langchain-recursive.separators": json.dumps(BACKTRACKING["separators"]),
