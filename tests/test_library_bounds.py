@@ -270,6 +270,19 @@ def test_the_apps_validator_refuses_a_regex_index_at_once(
     assert time.monotonic() - began < 30
 
 
+def test_the_apps_validator_names_a_config_in_tokens() -> None:
+    config = make_config("chonkie-token", max_tokens=64)
+    index = build_index([record(random_text(2))], config)
+    app = AppTest.from_file(APP, default_timeout=60)
+    app.run()
+    app.file_uploader(key="validate_upload").set_value(
+        [("index.json", json.dumps(index).encode(), "application/json")]
+    ).run()
+    assert not app.exception
+    [success] = app.success
+    assert "max\\_tokens 64" in success.value
+
+
 def test_validate_stops_a_regex_past_its_time_limit(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

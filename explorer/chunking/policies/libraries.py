@@ -191,7 +191,7 @@ class LibraryPolicy:
             )
         except ExplorerError:
             raise
-        except (Failed, Exception) as error:  # whatever the library raised, in one line
+        except Exception as error:  # whatever the library raised (`Failed`: in the child)
             detail = str(error) if isinstance(error, Failed) else describe_failure(error)
             raise ExplorerError(
                 ErrorCode.LIBRARY_FAILED, f"{config.label()} failed on {name!r}: {detail}"
