@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from explorer.checking.chunk_map import chunk_maps
@@ -211,6 +213,20 @@ def test_chonkie_token_places_its_windows_on_any_text(seed: int, size: int, over
     assert spans[0][0] == 0 and spans[-1][1] == len(text)
     if overlap == 0:  # windows follow each other, a split character in both
         assert all(b[0] <= a[1] for a, b in pairwise(spans))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.text(
+        st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\x00"), min_size=1
+    ).filter(str.strip),
+    st.integers(1, 9),
+)
+def test_chonkie_token_places_any_text(body: str, size: int) -> None:
+    text = "# T\n\n" + body  # validate admits a v1 document: a leading heading
+    index = build_index([record(text)], make_config("chonkie-token", max_tokens=size))
+    assert validate_index(json.loads(json.dumps(index))) == index
+    assert index["chunks"][0]["start"] == 0 and index["chunks"][-1]["end"] == len(text)
 
 
 def test_chonkie_token_indexes_accents_and_emoji_on_the_command_line(
