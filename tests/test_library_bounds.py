@@ -218,7 +218,7 @@ def test_chonkie_token_places_its_windows_on_any_text(seed: int, size: int, over
 @settings(max_examples=60, deadline=None)
 @given(
     st.text(
-        st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\x00"), min_size=1
+        st.characters(exclude_categories=["Cs"], exclude_characters="\r\x00"), min_size=1
     ).filter(str.strip),
     st.integers(1, 9),
 )
