@@ -15,22 +15,29 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
+from explorer.checking.chunk_map import chunk_maps
 from explorer.checking.validate import validate_index, validate_index_bytes
+from explorer.chunking.config import ParameterValue
 from explorer.chunking.index import build_index
 from explorer.chunking.policies import LIBRARY_POLICIES, make_config
 from explorer.chunking.policies.libraries import LibraryPolicy
 from explorer.errors import ErrorCode, ExplorerError
+from explorer.jsonio import dump_json
 from explorer.limits import Limits
 from explorer.pipeline import MAX_COLUMNS, Settings
 from explorer.sources.documents import DocumentRecord, document_record
+from explorer.sources.loading import DirectoryReader, load_documents
+from explorer.sources.manifest import parse_manifest
 from tests import embedders
 from tests.conftest import ROOT, ManifestBuilder, run_cli, run_module, sha256_hex
 
 APP = str(ROOT / "app.py")
 # Item 1's separator: catastrophic backtracking on any line without "Q!".
-BACKTRACKING = {"separators": ["(.+)+Q!"], "is_separator_regex": True}
+BACKTRACKING: dict[str, ParameterValue] = {"separators": ["(.+)+Q!"], "is_separator_regex": True}
 LINK = {
     "langchain-recursive": "200",
     "langchain-recursive.separators": json.dumps(BACKTRACKING["separators"]),
@@ -209,6 +216,20 @@ def test_chonkie_token_places_its_windows_on_any_text(seed: int, size: int, over
         assert all(b[0] <= a[1] for a, b in pairwise(spans))
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    st.text(
+        st.characters(exclude_categories=["Cs"], exclude_characters="\r\x00"), min_size=1
+    ).filter(str.strip),
+    st.integers(1, 9),
+)
+def test_chonkie_token_places_any_text(body: str, size: int) -> None:
+    text = "# T\n\n" + body  # validate admits a v1 document: a leading heading
+    index = build_index([record(text)], make_config("chonkie-token", max_tokens=size))
+    assert validate_index(json.loads(json.dumps(index))) == index
+    assert index["chunks"][0]["start"] == 0 and index["chunks"][-1]["end"] == len(text)
+
+
 def test_chonkie_token_indexes_accents_and_emoji_on_the_command_line(
     make_manifest: ManifestBuilder, tmp_path: Path
 ) -> None:
@@ -266,6 +287,19 @@ def test_the_apps_validator_refuses_a_regex_index_at_once(
     assert time.monotonic() - began < 30
 
 
+def test_the_apps_validator_names_a_config_in_tokens() -> None:
+    config = make_config("chonkie-token", max_tokens=64)
+    index = build_index([record(random_text(2))], config)
+    app = AppTest.from_file(APP, default_timeout=60)
+    app.run()
+    app.file_uploader(key="validate_upload").set_value(
+        [("index.json", json.dumps(index).encode(), "application/json")]
+    ).run()
+    assert not app.exception
+    [success] = app.success
+    assert "max\\_tokens 64" in success.value
+
+
 def test_validate_stops_a_regex_past_its_time_limit(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -276,6 +310,24 @@ def test_validate_stops_a_regex_past_its_time_limit(
     line = refused("library_timeout", "validate", path, "--library-seconds", "1")
     assert time.monotonic() - began < 10  # once, not again on the strict path
     assert "langchain-recursive, max_chars 200" in line and "--library-seconds" in line
+
+
+def test_chunk_map_check_stops_a_regex_past_its_time_limit(
+    monkeypatch: pytest.MonkeyPatch, make_manifest: ManifestBuilder
+) -> None:
+    manifest = one_document(make_manifest, "# T\n\n" + "a" * 60 + "\n")
+    load = load_documents(parse_manifest(manifest.read_bytes()), DirectoryReader(manifest.parent))
+    config = make_config("langchain-recursive", 200, parameters=BACKTRACKING)
+    kind = type(LIBRARY_POLICIES["langchain-recursive"])
+    with monkeypatch.context() as patch:  # built without calling the library
+        patch.setattr(kind, "spans", lambda self, text, *_: [(0, len(text))])
+        patch.setattr(kind, "require_stoppable", lambda *_: None)
+        [payload] = chunk_maps(load.documents, config)
+    path = manifest.parent / "chunk-map.json"
+    path.write_text(dump_json(payload), encoding="utf-8")
+    began = time.monotonic()
+    refused("library_timeout", "chunk-map", manifest, "--check", path, "--library-seconds", "1")
+    assert time.monotonic() - began < 10
 
 
 def test_index_stops_a_regex_past_its_time_limit_and_the_next_call_works(

@@ -4,16 +4,14 @@ it (a regex holding the GIL cannot be stopped by a thread)."""
 
 from __future__ import annotations
 
-import threading
 import time
-import urllib.request
 from collections.abc import Iterator
 from urllib.parse import urlencode
 
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.appserver import running_app
+from tests.appserver import Health, running_app
 from tests.test_browser import browser, wait_idle
 from tests.test_library_bounds import LINK
 
@@ -24,37 +22,6 @@ __all__ = ["browser"]  # the browser fixture, shared with tests/test_browser.py
 def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with running_app(tmp_path_factory.mktemp("app") / "app.log") as url:
         yield url
-
-
-class Health:
-    """Asks `/_stcore/health` every 0.1 s from a thread; records each answer's time, or
-    that one did not come."""
-
-    def __init__(self, url: str) -> None:
-        self.url = f"{url}/_stcore/health"
-        self.times: list[float] = []
-        self.failures: list[str] = []
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._poll, daemon=True)
-
-    def _poll(self) -> None:
-        while not self.stop.is_set():
-            began = time.monotonic()
-            try:
-                with urllib.request.urlopen(self.url, timeout=5) as reply:
-                    reply.read()
-            except OSError as error:
-                self.failures.append(repr(error))
-            self.times.append(time.monotonic() - began)
-            time.sleep(0.1)
-
-    def __enter__(self) -> Health:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.stop.set()
-        self.thread.join(timeout=10)
 
 
 def test_the_regex_link_leaves_the_server_healthy(browser: Browser, app_url: str) -> None:

@@ -149,7 +149,14 @@ def live_columns(sidebar: DeltaGenerator) -> tuple[ChunkConfig, ...]:
                 if policy.takes_overlap
                 else 0
             )
-            raw = st.text_area("Parameters (JSON)", key=_key(name, "parameters"), height=90)
+            raw = st.text_area(
+                "Parameters (JSON)",
+                key=_key(name, "parameters"),
+                height=90,
+                help="The library's other keywords. One that would make it run a regular "
+                "expression (is_separator_regex: true) is refused here, as it could hold "
+                "the server; the command line runs it under a time limit.",
+            )
             try:
                 configs.append(_config(name, int(size or 1), int(overlap or 0), tokens, raw))
             except ExplorerError as error:

@@ -151,8 +151,8 @@ class LibraryPolicy:
             raise ExplorerError(
                 ErrorCode.UNSAFE_PARAMETER,
                 f"{config.label()}: {regex} makes the library run regular expressions, "
-                "which can take unbounded time and stop the server, so they are not run "
-                "here; the command line runs them under a time limit (--library-seconds)",
+                "which can take unbounded time, so they run only under a time limit: the "
+                "--library-seconds of compare, index, chunk-map, evaluate and validate",
             )
 
     def document_spans(
@@ -171,10 +171,7 @@ class LibraryPolicy:
         try:
             if seconds is None:
                 return self.spans(text, size, parameters, name)
-            for module in self.modules:  # imported once here, not in every child
-                importlib.import_module(module)
-            if size.tokens:
-                encoding()
+            self.load(size)  # once here, not in every child
             return call_within(
                 seconds,
                 lambda: ExplorerError(
@@ -191,11 +188,19 @@ class LibraryPolicy:
             )
         except ExplorerError:
             raise
-        except (Failed, Exception) as error:  # whatever the library raised, in one line
+        except Exception as error:  # whatever the library raised (`Failed`: in the child)
             detail = str(error) if isinstance(error, Failed) else describe_failure(error)
             raise ExplorerError(
                 ErrorCode.LIBRARY_FAILED, f"{config.label()} failed on {name!r}: {detail}"
             ) from None
+
+    def load(self, size: _Size) -> None:
+        """Import what a call needs and load its tokenizer, so that a child forked
+        afterwards starts with them."""
+        for module in self.modules:
+            importlib.import_module(module)
+        if size.tokens:
+            encoding()
 
     def spans(self, text: str, size: _Size, parameters: Any, name: str) -> list[Span]:
         """The library's chunks as spans of `text`: at its offsets, else located."""
@@ -328,12 +333,19 @@ def _chonkie_tokenizer(size: _Size) -> Any:
     return _ordinary_encoding() if size.tokens else "character"
 
 
-class ChonkieRecursive(LibraryPolicy):
+class _Chonkie(LibraryPolicy):
+    distribution = "chonkie"
+    modules = ("chonkie",)
+
+    def load(self, size: _Size) -> None:
+        super().load(size)
+        _chonkie_tokenizer(size)
+
+
+class ChonkieRecursive(_Chonkie):
     """Chonkie's `RecursiveChunker` with its default rules."""
 
     name = "chonkie-recursive"
-    distribution = "chonkie"
-    modules = ("chonkie",)
     parameters = _ChonkieRecursive
     takes_overlap = False
 
@@ -348,7 +360,7 @@ class ChonkieRecursive(LibraryPolicy):
         return [(c.text, c.start_index) for c in chunker.chunk(text)]
 
 
-class ChonkieToken(LibraryPolicy):
+class ChonkieToken(_Chonkie):
     """Chonkie's `TokenChunker`: windows of the size, in characters or tokens.
 
     In tokens, its chunk texts are decoded token windows, which hold U+FFFD where a
@@ -356,8 +368,6 @@ class ChonkieToken(LibraryPolicy):
     placed by their tokens instead (`_token_spans`)."""
 
     name = "chonkie-token"
-    distribution = "chonkie"
-    modules = ("chonkie",)
     parameters = Parameters
 
     def pieces(self, text: str, size: _Size, parameters: Any) -> Pieces:
