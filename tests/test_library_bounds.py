@@ -389,7 +389,9 @@ def test_the_serving_child_keeps_no_descriptor_of_the_parent() -> None:
     reading, writing = os.pipe()
     pipe = os.fstat(reading).st_ino
     try:
-        held = call_within(30, lambda: AssertionError("timed out"), _open_descriptors)
+        held = call_within(
+            30, lambda: ExplorerError(ErrorCode.USAGE, "timed out"), _open_descriptors
+        )
     finally:
         os.close(writing)
         os.close(reading)
