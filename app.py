@@ -38,7 +38,6 @@ from explorer.checking.checks import checks_key, new_check
 from explorer.checking.chunk_map import build_chunk_map
 from explorer.checking.flags import FLAG_WORDS, FLAGS, index_flags
 from explorer.digests import canonical_json, sha
-from explorer.grammars import Grammar
 from explorer.jsonio import dump_json
 from explorer.pipeline import ColumnRunner, run_column
 from explorer.sources.uploads import (
@@ -73,8 +72,8 @@ from ui.work import kept_work, manifest_download
 
 FIXTURE_MANIFEST = Path(__file__).resolve().parent / "fixtures" / "aster" / "manifest.json"
 SOURCES = ("Bundled example", "Upload a manifest", "Paste text")
-# How the documents load: under the grammar the columns cut them with.
-Loader = Callable[[Grammar], LoadResult]
+# How the documents load: once, for every column (each column asks if its grammar reads them).
+Loader = Callable[[], LoadResult]
 SIZE_RANGE = (1, 2000)  # what a size slider offers; the command line takes up to 1,000,000
 # What one person can type: a name or label, a quote, a pasted document (its bytes are
 # limited again when it loads), and the checks added to one set of documents.
@@ -240,7 +239,7 @@ def choose_source(
 
 
 def _loader(manifest: Manifest, reader: DirectoryReader | MappingReader) -> Loader:
-    return lambda grammar: load_documents(manifest, reader, grammar=grammar)
+    return lambda: load_documents(manifest, reader)
 
 
 def bundle_loader(bundle: Bundle) -> Loader:
@@ -393,8 +392,7 @@ def page() -> None:
             return
         key, loader, manifest, files = chosen
         settings = with_other_pipelines(ours, live, chunk_file_uploads(sources))
-        grammar = settings.grammar
-        load = load_cached(f"{key}:{grammar.name}", partial(loader, grammar))
+        load = load_cached(key, loader)
     except ExplorerError as error:
         show_error(error)
         return
@@ -444,7 +442,7 @@ def explore_page(
             "listed under Documents below with what to change, their span checks are "
             "marked not evaluated, and the others can be explored."
         )
-        offer_markdown(load)
+    offer_markdown(load)
     if not load.documents:
         show_documents(load, files)
         return

@@ -30,18 +30,18 @@ from .chunking.config import (
     DEFAULT_GRAMMAR,
     ChunkConfig,
     ParameterValue,
-    grammar_for,
     loading_grammar,
 )
 from .chunking.imports import MAX_CHUNK_FILE_BYTES, ChunkFile, place
-from .chunking.index import build_index, write_index
+from .chunking.index import build_index, readable, write_index
 from .chunking.policies import LIBRARY_POLICIES, POLICIES, make_config
 from .errors import ErrorCode, ExplorerError, io_error
-from .grammars import GRAMMARS, V1_GRAMMAR, Grammar
+from .grammars import GRAMMARS
 from .jsonio import dump_json
 from .limits import (
     DEFAULT_LIMITS,
     MAX_CHUNKS_LIMIT,
+    MAX_SCORES_HELD_LIMIT,
     MAX_SPAN_CHECK_WORK_LIMIT,
     Limits,
 )
@@ -53,10 +53,12 @@ from .retrieval.drafting import (
     draft_questions,
     load_generator,
 )
-from .retrieval.embedding import DEFAULT_EMBEDDER, load_embedder
-from .retrieval.evaluate import DEFAULT_K, MAX_K, columns_of, curve, evaluate, sweep_columns
+from .retrieval.embedding import DEFAULT_EMBEDDER, NO_EMBEDDER, load_embedder
+from .retrieval.evaluate import DEFAULT_K, MAX_K, curve, evaluate, sweep_columns
 from .retrieval.questions import MAX_QUESTIONS, parse_questions
 from .retrieval.retrievers import RETRIEVERS
+from .retrieval.vectors import DEFAULT_VECTOR_CACHE, VectorCache
+from .sources.documents import DocumentRecord
 from .sources.drafts import draft_manifest, text_files_under
 from .sources.loading import (
     DEFAULT_MAX_DOCUMENT_BYTES,
@@ -135,6 +137,13 @@ def _limit_options(sub: argparse.ArgumentParser) -> None:
         type=partial(_positive, maximum=MAX_SPAN_CHECK_WORK_LIMIT),
         default=DEFAULT_LIMITS.span_check_work,
         help=f"refuse more span checks times chunks (default: {DEFAULT_LIMITS.span_check_work:,})",
+    )
+    sub.add_argument(
+        "--max-scores-held",
+        type=partial(_positive, maximum=MAX_SCORES_HELD_LIMIT),
+        default=DEFAULT_LIMITS.scores_held,
+        help="evaluate: retrieval scores (questions times chunks) held at once, 8 bytes each; "
+        f"questions are ranked in blocks under it (default: {DEFAULT_LIMITS.scores_held:,})",
     )
 
 
@@ -343,7 +352,9 @@ def _ray_run(args: argparse.Namespace) -> RayRun:
 
 
 def _limits(args: argparse.Namespace) -> Limits:
-    return Limits(args.max_document_chunks, args.max_chunks, args.max_span_check_work)
+    return Limits(
+        args.max_document_chunks, args.max_chunks, args.max_span_check_work, args.max_scores_held
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -440,6 +451,20 @@ def _parser() -> argparse.ArgumentParser:
     measure.add_argument("--k", type=partial(_positive, maximum=MAX_K), default=DEFAULT_K)
     measure.add_argument("--retriever", choices=RETRIEVERS, default="bm25")
     measure.add_argument(
+        "--embedder",
+        default=DEFAULT_EMBEDDER,
+        help=f"{embedder_help}; what --retriever embedding and hybrid embed with "
+        "('none' refuses them)",
+    )
+    measure.add_argument(
+        "--vector-cache",
+        default=str(DEFAULT_VECTOR_CACHE),
+        metavar="PATH|none",
+        help=f"vectors kept by (embedder, text SHA-256) for the next run (default: "
+        f"{DEFAULT_VECTOR_CACHE} in the working directory; 'none' keeps none)",
+    )
+    _chunk_options(measure)
+    measure.add_argument(
         "--sweep",
         metavar="NAME:FROM:TO:STEP",
         help="measure a sized policy (ours or a library's) at every size from FROM to TO, "
@@ -497,15 +522,14 @@ def _read(path: Path, what: str, limit: int = MAX_INPUT_FILE_BYTES) -> bytes:
     return data
 
 
-def _load(
-    args: argparse.Namespace, err: TextIO, grammar: Grammar = V1_GRAMMAR
-) -> tuple[Manifest, LoadResult]:
-    """The manifest's documents as they load under `grammar` (v1 requires a heading)."""
+def _load(args: argparse.Namespace, err: TextIO) -> tuple[Manifest, LoadResult]:
+    """The manifest's documents, loaded once for every column (whether a column's
+    grammar reads each is the column's own question: `readable`)."""
     manifest = parse_manifest(_read(args.manifest, "manifest"))
     if args.command != "ingest":  # one index keyed by source_id
         require_unique_source_ids(manifest)
     reader = DirectoryReader(args.manifest.parent)
-    load = load_documents(manifest, reader, args.max_document_bytes, args.max_total_bytes, grammar)
+    load = load_documents(manifest, reader, args.max_document_bytes, args.max_total_bytes)
     # A persistent index records failures and keeps serving the old version: no refusal.
     proceed = args.skip_failed or args.command == "ingest"
     for line in failure_lines(load.failures, proceed):
@@ -622,13 +646,14 @@ def _chunk_maps(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
     if args.manifest is None or not args.columns:
         raise ExplorerError(ErrorCode.USAGE, "give MANIFEST and --policy, or --check FILE")
     config = _one_config(args)
-    _, load = _load(args, stderr, grammar_for(config))
+    _, load = _load(args, stderr)
+    documents = _readable(load, config, stderr)
     limits = _limits(args)
     if args.out is None:
-        _emit(partial(write_chunk_maps, load.documents, config, limits=limits), None, stdout)
+        _emit(partial(write_chunk_maps, documents, config, limits=limits), None, stdout)
         return 0
     # Every map is built before a folder is written: a refusal leaves none half written.
-    for payload in list(chunk_maps(load.documents, config, limits)):
+    for payload in list(chunk_maps(documents, config, limits)):
         folder = args.out / _folder_name(payload["source_id"])
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -653,13 +678,20 @@ def _existing_store(path: Path) -> Store:
 
 def _compare(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     settings = _settings(args)
-    manifest, load = _load(args, stderr, settings.grammar)
+    manifest, load = _load(args, stderr)
     notes = partial(_print_notes, stderr)
     produce = partial(
         write_comparison, load, manifest.span_checks, settings, limits=_limits(args), notes=notes
     )
     _emit(produce, args.out, stdout)
     return 0
+
+
+def _readable(load: LoadResult, config: ChunkConfig, stderr: TextIO) -> list[DocumentRecord]:
+    """The documents one column cuts (`readable`), what it leaves out said on stderr."""
+    documents, notes = readable(load.documents, config, config.strategy)
+    _print_notes(stderr, config.strategy, notes)
+    return documents
 
 
 def _print_notes(stderr: TextIO, name: str, notes: Sequence[str]) -> None:
@@ -683,8 +715,9 @@ def _index(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         config, given = placement.config, placement.spans
     else:
         config, given = _one_config(args), None
-        _, load = _load(args, stderr, grammar_for(config))
-    write = partial(write_index, load.documents, config, limits=_limits(args), given=given)
+        _, load = _load(args, stderr)
+    documents = _readable(load, config, stderr)
+    write = partial(write_index, documents, config, limits=_limits(args), given=given)
     _emit(write, args.out, stdout)
     return 0
 
@@ -712,11 +745,9 @@ def _validate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         manifest = parse_manifest(_read(args.manifest, "manifest"))
         require_unique_source_ids(manifest)  # an index is keyed by source_id
         reader = DirectoryReader(args.manifest.parent)
-        grammar = grammar_for(index.config)
-        load = load_documents(
-            manifest, reader, args.max_document_bytes, args.max_total_bytes, grammar
-        )
-        check_against_sources(index.documents, load)
+        load = load_documents(manifest, reader, args.max_document_bytes, args.max_total_bytes)
+        cut, _ = readable(load.documents, index.config, "the index")
+        check_against_sources(index.documents, LoadResult(load.statuses, tuple(cut)))
     print(f"valid {index.index_id}", file=stdout)
     return 0
 
@@ -819,23 +850,60 @@ def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     configs = _configs(args)
     if args.sweep is not None and configs:
         raise ExplorerError(ErrorCode.USAGE, "give --sweep or --policy, not both")
+    chunk_files = _chunk_files(args)
     if args.sweep is not None:
         columns = sweep_columns(args.sweep)
-    else:
-        columns = columns_of(Settings(tuple(configs)) if configs else Settings.default())
+    else:  # compare's columns: the policies named (else every one), then the chunk files
+        base = Settings(tuple(configs)) if configs else Settings.default()
+        settings = Settings(base.configs, chunk_files)
+        columns = list(zip(settings.config_names, settings.configs, strict=True))
     grammar = loading_grammar(config for _, config in columns)
+    embeds = args.retriever != "bm25"
+    if embeds and args.embedder == NO_EMBEDDER:
+        raise ExplorerError(
+            ErrorCode.USAGE,
+            f"--retriever {args.retriever} embeds; give --embedder wordllama or "
+            "package.module:factory, not none",
+        )
     if args.engine == "ray":
         from .engines.ray import ray_evaluate, require_shardable
 
         require_shardable(args.retriever)  # refused before Ray starts
+        if chunk_files or (embeds and args.embedder != DEFAULT_EMBEDDER):
+            raise ExplorerError(
+                ErrorCode.USAGE,
+                "--engine ray measures --policy columns with the default embedder; "
+                "--chunks and --embedder run on the local engine",
+            )
         notes = partial(print, file=stderr)
         evaluation = ray_evaluate(
             _ray_run(args), questions, columns, args.retriever, args.k, grammar,
             args.skip_failed, notes,
         )  # fmt: skip
+    elif not embeds:
+        _, load = _load(args, stderr)
+        evaluation = evaluate(
+            load, questions, columns, args.retriever, args.k, _limits(args), None, chunk_files
+        )
     else:
-        _, load = _load(args, stderr, grammar)
-        evaluation = evaluate(load, questions, columns, args.retriever, args.k, _limits(args))
+        embedder = load_embedder(args.embedder)  # refused before any document is read
+        assert embedder is not None
+        _, load = _load(args, stderr)
+        cache = VectorCache.open(args.vector_cache)
+        try:
+            evaluation = evaluate(
+                load, questions, columns, args.retriever, args.k, _limits(args),
+                partial(cache.vectors, embedder), chunk_files,
+            )  # fmt: skip
+        finally:
+            print(
+                f"vectors: {cache.computed} computed, {cache.reused} reused "
+                f"(embedder {embedder.name!r}, cache {cache.where})",
+                file=stderr,
+            )
+            cache.close()
+    for policy in evaluation["policies"]:
+        _print_notes(stderr, policy["name"], policy.get("notes", []))
     if args.out is not None:
         _write_atomically(args.out, dump_json(evaluation))
     if args.sweep is not None or args.out is not None:
@@ -849,9 +917,11 @@ def _questions(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """`questions draft`: the only subcommand of `questions`."""
     config = _one_config(args)
     generator = load_generator(args.generator) if args.generator else None  # before any work
-    _, load = _load(args, stderr, grammar_for(config))
-    index = build_index(load.documents, config, _limits(args))
-    texts = {document["source_id"]: document["text"] for document in load.documents}
+    _, load = _load(args, stderr)
+    documents, notes = readable(load.documents, config, config.label())
+    _print_notes(stderr, config.label(), notes)
+    index = build_index(documents, config, _limits(args))
+    texts = {document["source_id"]: document["text"] for document in documents}
     passages = boundary_passages(texts, index["chunks"])
     chosen = choose(passages, args.n, args.seed)
     drafted = draft_questions(chosen, generator)

@@ -14,17 +14,20 @@ from .errors import ErrorCode, ExplorerError
 # The most any limit may be raised to on the command line.
 MAX_CHUNKS_LIMIT = 10_000_000
 MAX_SPAN_CHECK_WORK_LIMIT = 1_000_000_000
+MAX_SCORES_HELD_LIMIT = 1_000_000_000
 
 
 @dataclass(frozen=True)
 class Limits:
     """`chunks_per_document` and `chunks_per_index` bound what a build or a validation
     holds; `span_check_work` bounds the spans of span checks times the chunks each is
-    compared with."""
+    compared with; `scores_held` bounds the retrieval scores held at once (questions
+    times chunks, 8 bytes each): `evaluate` ranks a block of questions at a time."""
 
     chunks_per_document: int = 50_000
     chunks_per_index: int = 200_000
     span_check_work: int = 20_000_000
+    scores_held: int = 4_000_000
 
 
 DEFAULT_LIMITS = Limits()

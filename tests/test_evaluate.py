@@ -320,7 +320,7 @@ def test_a_sentence_of_a_chunk_retrieves_that_chunk_first_under_bm25(
         text = chunks[first]["text"]
         sentence = text[text.index(sentence[:20]) :]
         owner = [first]
-    scores = BM25().scores([c["text"] for c in chunks], [sentence])
+    scores = BM25().ranking([c["text"] for c in chunks], [sentence]).scores(0, 99)
     assert top_k(scores[0], 1) == owner[:1]
 
 
@@ -328,7 +328,7 @@ def test_ties_break_by_chunk_order() -> None:
     from explorer.retrieval.retrievers import BM25, top_k
 
     chunks = ["alpha beta", "gamma delta", "alpha beta", "epsilon", "alpha beta"]
-    scores = BM25().scores(chunks, ["alpha", "nothing matches"])
+    scores = BM25().ranking(chunks, ["alpha", "nothing matches"]).scores(0, 99)
     assert top_k(scores[0], 3) == [0, 2, 4]
     assert top_k(scores[1], 3) == [0, 1, 2]
 
@@ -555,7 +555,7 @@ def test_on_real_docs_a_sentence_of_a_chunk_almost_always_retrieves_it_first(pol
         if sentences and sum(sentences[0] in other for other in texts) == 1:
             asked.append(sentences[0])
             owners.append(position)
-    scores = BM25().scores(texts, asked)
+    scores = BM25().ranking(texts, asked).scores(0, len(asked))
     first = sum(top_k(row, 1) == [owner] for row, owner in zip(scores, owners, strict=True))
     assert len(asked) > 700
     assert first / len(asked) >= 0.97

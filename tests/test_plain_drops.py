@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer.sources.drafts import without_heading
+from explorer.pipeline import without_heading
 from explorer.sources.uploads import bundle_from_files, pasted_bundle
 from tests.test_app import PASTE, UPLOAD, errors, shown, start
 

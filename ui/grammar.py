@@ -1,14 +1,14 @@
 """Documents without a leading heading: a drop of plain files that has one opens under the
 markdown grammar (and the page says so), and a document refused with `heading_required`
 offers a one-click switch to it. Widgets and session state only:
-`explorer.sources.drafts.without_heading` finds them."""
+`explorer.pipeline.without_heading` finds them."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from explorer import ErrorCode, LoadResult
-from explorer.sources.drafts import without_heading
+from explorer import LoadResult
+from explorer.pipeline import unreadable_under_v1, without_heading
 from explorer.sources.uploads import Bundle
 from explorer.view.display import markdown_literal
 
@@ -56,8 +56,9 @@ def _to_markdown() -> None:
 
 
 def offer_markdown(load: LoadResult) -> None:
-    """A one-click switch to markdown for documents refused for want of a heading."""
-    refused = [s for s in load.failures if s.status == ErrorCode.HEADING_REQUIRED]
+    """A one-click switch to markdown for documents grammar v1 leaves out for want of a
+    heading."""
+    refused = unreadable_under_v1(load.documents)
     if not refused or st.session_state.get(GRAMMAR) == MARKDOWN:
         return
     st.button(
@@ -66,6 +67,6 @@ def offer_markdown(load: LoadResult) -> None:
         icon=":material/article:",
         type="primary",
         on_click=_to_markdown,
-        help=f"{len(refused):,} document{'' if len(refused) == 1 else 's'} did not load "
+        help=f"{len(refused):,} document{'' if len(refused) == 1 else 's'} cannot be cut "
         "under grammar v1, which needs a '#' heading line first; markdown needs none.",
     )

@@ -2,22 +2,23 @@
 of each answer do a policy's top-k chunks hold, and at what cost in retrieved text?
 
 Questions come from `questions`, the figures from `metrics` (chunking_evaluation's),
-the scores from `retrievers`. A retriever scores every chunk of a policy's whole index
-(all documents) for each question; the top k are taken, ties broken by chunk order so
-results are reproducible.
+the rankings from `retrievers`. A retriever ranks every chunk of a policy's whole index
+(all documents) for each question, a block of questions at a time; the top k are taken,
+ties broken by chunk order so results are reproducible.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import NamedTuple, NotRequired
 
 from pydantic import TypeAdapter
 from typing_extensions import TypedDict
 
 from ..checking.validate import validate_index
 from ..chunking.config import DEFAULT_GRAMMAR, ChunkConfig, ConfigJson
-from ..chunking.index import ChunkRecord, build_index
+from ..chunking.imports import ChunkFile, place
+from ..chunking.index import ChunkRecord, GivenSpans, build_index, readable
 from ..chunking.policies import LIBRARY_POLICIES, POLICIES, make_config
 from ..errors import ErrorCode, ExplorerError
 from ..limits import DEFAULT_LIMITS, Limits
@@ -26,7 +27,7 @@ from ..pipeline import Settings
 from ..sources.loading import LoadResult
 from .metrics import score
 from .questions import PlacedQuestion, QuestionSet, place_questions, require_written
-from .retrievers import Retriever, RetrieverName, retriever, top_k
+from .retrievers import Embed, Retriever, RetrieverName, best_chunks, retriever
 
 EVALUATION_VERSION = 1
 DEFAULT_K = 5
@@ -80,6 +81,7 @@ class PolicyEvaluation(TypedDict):
     index_id: str
     summary: Summary
     questions: list[QuestionResult]
+    notes: NotRequired[list[str]]  # what the column left out, e.g. texts its grammar cannot read
 
 
 @strict_shape
@@ -139,19 +141,22 @@ def evaluate_chunks(
     questions: Sequence[PlacedQuestion],
     search: Retriever,
     k: int,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> list[QuestionResult]:
-    """Each question's top k of `chunks` (one policy's whole index) and its figures."""
-    matrix = search.scores([c["text"] for c in chunks], [q.question for q in questions])
+    """Each question's top k of `chunks` (one policy's whole index) and its figures,
+    ranked a block of questions at a time (`best_chunks`)."""
+    ranking = search.ranking([c["text"] for c in chunks], [q.question for q in questions])
+    best = best_chunks(ranking, len(questions), len(chunks), k, limits)
     return [
         question_result(
             question,
             [
-                Hit(c["chunk_id"], c["source_id"], c["start"], c["end"], float(row[i]))
-                for i in top_k(row, k)
+                Hit(c["chunk_id"], c["source_id"], c["start"], c["end"], score)
+                for i, score in found
                 for c in (chunks[i],)
             ],
         )
-        for question, row in zip(questions, matrix, strict=True)
+        for question, found in zip(questions, best, strict=True)
     ]
 
 
@@ -187,9 +192,13 @@ def evaluate(
     retriever_name: RetrieverName = "bm25",
     k: int = DEFAULT_K,
     limits: Limits = DEFAULT_LIMITS,
+    embed: Embed | None = None,
+    chunk_files: Sequence[ChunkFile] = (),
 ) -> Evaluation:
-    """Each column's index over all the documents, built and validated, searched for
-    every question; its top k chunks measured."""
+    """Each column's index over all the documents (then each chunk file's, placed in
+    them), built and validated, searched for every question; its top k chunks measured.
+    The embedding and hybrid retrievers embed with `embed` (default: WordLlama, not
+    cached); an embedder that fails is `embedding_failed` naming the column."""
     if not 1 <= k <= MAX_K:
         raise ExplorerError(ErrorCode.USAGE, f"k must be from 1 to {MAX_K}, not {k}")
     if not load.documents:
@@ -197,17 +206,31 @@ def evaluate(
             ErrorCode.NO_DOCUMENTS, "no document loaded, so there is nothing to search"
         )
     require_written(questions)
-    search = retriever(retriever_name)
+    search = retriever(retriever_name, embed)
     texts = {d["source_id"]: d["text"] for d in load.documents}
     placed = place_questions(questions, texts)
+    built: list[tuple[str, ChunkConfig, GivenSpans | None]] = [
+        (name, config, None) for name, config in columns
+    ]
+    for chunk_file in chunk_files:  # every file placed before any column is measured
+        placement = place(chunk_file, load.documents, limits)
+        built.append((chunk_file.name, placement.config, placement.spans))
     policies: list[PolicyEvaluation] = []
-    for name, config in columns:
-        index = validate_index(build_index(load.documents, config, limits), limits)
+    for name, config, given in built:
+        documents, notes = readable(load.documents, config, name)
+        index = validate_index(build_index(documents, config, limits, given), limits)
         chunks = index["chunks"]
-        results = evaluate_chunks(chunks, placed, search, k)
+        try:
+            results = evaluate_chunks(chunks, placed, search, k, limits)
+        except ExplorerError as error:
+            if error.code is not ErrorCode.EMBEDDING_FAILED:
+                raise
+            raise ExplorerError(error.code, f"column {name!r}: {error.detail}") from None
         chars = sum(c["end"] - c["start"] for c in chunks)
         policies.append(
-            policy_evaluation(name, index["config"], index["index_id"], results, len(chunks), chars)
+            policy_evaluation(
+                name, index["config"], index["index_id"], results, len(chunks), chars, notes
+            )
         )
     return evaluation_of(retriever_name, k, policies)
 
@@ -219,15 +242,19 @@ def policy_evaluation(
     results: list[QuestionResult],
     chunk_count: int,
     chunk_chars: int,
+    notes: Sequence[str] = (),
 ) -> PolicyEvaluation:
     """One column's part of the evaluation file (both engines build it here)."""
-    return {
+    evaluation: PolicyEvaluation = {
         "name": name,
         "config": config,
         "index_id": index_id,
         "summary": summarize(results, chunk_count, chunk_chars),
         "questions": results,
     }
+    if notes:
+        evaluation["notes"] = list(notes)
+    return evaluation
 
 
 def evaluation_of(

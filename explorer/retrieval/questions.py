@@ -15,7 +15,7 @@ from pydantic import AfterValidator, ConfigDict, Field, ValidationError, model_v
 from ..checking.checks import resolve_span
 from ..digests import digest
 from ..errors import ErrorCode, ExplorerError
-from ..jsonio import dump_json, parse_json
+from ..jsonio import dump_json, parse_json, require_counts
 from ..models import (
     NoNullModel,
     PlainText,
@@ -98,6 +98,17 @@ def parse_questions(data: bytes) -> QuestionSet:
     (`questions_version` 1) when it opens with `{` or `[` (or is empty), else
     chunking_evaluation's CSV."""
     if data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"", b"{", b"["):
+        require_counts(
+            data,
+            ErrorCode.INVALID_QUESTIONS,
+            "questions file",
+            MAX_QUESTIONS,
+            lambda: ExplorerError(
+                ErrorCode.INVALID_QUESTIONS,
+                f"the questions file holds more than {MAX_QUESTIONS:,} questions",
+            ),
+            inner=True,
+        )
         raw = parse_json(data, ErrorCode.INVALID_QUESTIONS, "questions file")
         return validated(QuestionSet.model_validate, raw, ErrorCode.INVALID_QUESTIONS)
     return parse_questions_csv(data)

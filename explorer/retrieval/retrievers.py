@@ -1,18 +1,19 @@
-"""Retrievers: each scores every chunk of an index for every question; ranking (and
-the tie-break by chunk order) is done once, by `top_k`."""
+"""Retrievers: each ranks every chunk of an index for every question, a block of
+questions at a time (`best_chunks`); ranking by score (and the tie-break by chunk
+order) is done once, by `top_k`, fusing rankings once, by `fused`."""
 
 from __future__ import annotations
 
 import importlib
 import logging
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
 from ..errors import ErrorCode, ExplorerError
+from ..limits import Limits
 
-RRF_K = 60  # reciprocal rank fusion's constant, as its authors (Cormack et al.) chose
 RETRIEVERS = ("bm25", "embedding", "hybrid")
 RetrieverName = Literal["bm25", "embedding", "hybrid"]
 
@@ -23,15 +24,53 @@ if TYPE_CHECKING:
 
     Matrix = NDArray[np.float64]
 
+Best = list[tuple[int, float]]  # a question's best chunks: (position, score), best first
+
+
+class Ranking(Protocol):
+    """A retriever's view of one index's chunks and a set of questions."""
+
+    def best(self, first: int, stop: int, k: int) -> list[Best]:
+        """For questions `first` to `stop` (excluded), each one's k best chunks, ties
+        broken by chunk order."""
+        ...
+
 
 class Retriever(Protocol):
-    """Scores every chunk for every question: a (questions, chunks) matrix, higher is
-    better. Ranking (and the tie-break by chunk order) is done once, by `top_k`."""
+    """Ranks every chunk of an index for every question."""
 
     @property
     def name(self) -> str: ...
 
-    def scores(self, chunks: Sequence[str], questions: Sequence[str]) -> Matrix: ...
+    def ranking(self, chunks: Sequence[str], questions: Sequence[str]) -> Ranking: ...
+
+
+class Scored(Protocol):
+    """A ranking by a score per chunk: a block of questions' scores at a time, higher is
+    better, and each question's ranked list of the chunks it matches."""
+
+    def scores(self, first: int, stop: int) -> Matrix: ...
+
+    def matches(self, row: Matrix, depth: int) -> list[int]: ...
+
+
+def best_of(row: Matrix, k: int) -> Best:
+    return [(i, float(row[i])) for i in top_k(row, k)]
+
+
+def by_score(scored: Scored, first: int, stop: int, k: int) -> list[Best]:
+    return [best_of(row, k) for row in scored.scores(first, stop)]
+
+
+def best_chunks(
+    ranking: Ranking, questions: int, chunks: int, k: int, limits: Limits
+) -> Iterator[Best]:
+    """Every question's k best chunks, in question order, ranked a block of questions at
+    a time: at most `limits.scores_held` scores (questions times chunks) are held at once,
+    so memory grows with the chunks and the questions, never with their product."""
+    step = max(1, limits.scores_held // max(chunks, 1))
+    for first in range(0, questions, step):
+        yield from ranking.best(first, min(first + step, questions), k)
 
 
 BM25_K1, BM25_B = 1.5, 0.75
@@ -132,6 +171,25 @@ def bm25_scores(
     return matrix
 
 
+@dataclass(frozen=True)
+class BM25Scores:
+    """BM25 of an index's chunks (`terms`, `corpus`) for each question's words."""
+
+    terms: ChunkTerms
+    asked: Sequence[Sequence[str]]
+    corpus: CorpusTerms
+
+    def scores(self, first: int, stop: int) -> Matrix:
+        return bm25_scores(self.terms, self.asked[first:stop], self.corpus)
+
+    def matches(self, row: Matrix, depth: int) -> list[int]:
+        """The chunks that hold a word of the question (a score above 0), best first."""
+        return [i for i in top_k(row, depth) if row[i] > 0]
+
+    def best(self, first: int, stop: int, k: int) -> list[Best]:
+        return by_score(self, first, stop, k)
+
+
 class BM25:
     """BM25 as the `bm25s` package scores it (Lucene's variant, k1 = 1.5, b = 0.75),
     computed by `bm25_scores` so that shards of an index score as the whole does. Text
@@ -141,25 +199,17 @@ class BM25:
 
     name = "bm25"
 
-    def scores(self, chunks: Sequence[str], questions: Sequence[str]) -> Matrix:
+    def ranking(self, chunks: Sequence[str], questions: Sequence[str]) -> BM25Scores:
         asked = bm25_terms(questions)
         terms = ChunkTerms.of(bm25_terms(chunks), frozenset(w for ws in asked for w in ws))
-        return bm25_scores(terms, asked, CorpusTerms.of(terms))
+        return BM25Scores(terms, asked, CorpusTerms.of(terms))
 
 
-class Embedding:
-    """Cosine similarity of WordLlama vectors (256 dimensions, the weights and tokenizer
-    its wheel ships, loaded from there: nothing is fetched), through the store's
-    embedder (`explorer.embedding`)."""
-
-    name = "embedding"
-
-    def scores(self, chunks: Sequence[str], questions: Sequence[str]) -> Matrix:
-        return cosines(embedded(questions), embedded(chunks))
+Embed = Callable[[Sequence[str]], "NDArray[np.float32]"]  # unit vectors, one row per text
 
 
 def embedded(texts: Sequence[str]) -> NDArray[np.float32]:
-    """Unit WordLlama vectors of `texts` (256 dimensions), one row each."""
+    """Unit WordLlama vectors of `texts` (256 dimensions), one row each, not cached."""
     import numpy as np
 
     from .embedding import embed_texts, wordllama  # the model only when asked
@@ -180,42 +230,93 @@ def cosines(asked: NDArray[np.float32], vectors: NDArray[np.float32]) -> Matrix:
     return product
 
 
-def ranks(row: Matrix) -> NDArray[np.int64]:
-    """Each chunk's 1-based rank in `row`, best first, ties by chunk order."""
-    import numpy as np
+@dataclass(frozen=True)
+class Cosines:
+    """Cosines of the questions' vectors (`asked`) and the chunks' (`vectors`)."""
 
-    order = np.argsort(-row, kind="stable")
-    rank = np.empty(len(row), dtype=np.int64)
-    rank[order] = np.arange(1, len(row) + 1)
-    return rank
+    asked: NDArray[np.float32]
+    vectors: NDArray[np.float32]
+
+    def scores(self, first: int, stop: int) -> Matrix:
+        return cosines(self.asked[first:stop], self.vectors)
+
+    def matches(self, row: Matrix, depth: int) -> list[int]:
+        """Every chunk has a cosine: the nearest first."""
+        return top_k(row, depth)
+
+    def best(self, first: int, stop: int, k: int) -> list[Best]:
+        return by_score(self, first, stop, k)
+
+
+@dataclass(frozen=True)
+class Embedding:
+    """Cosine similarity of an embedder's unit vectors: by default WordLlama's (256
+    dimensions, the weights and tokenizer its wheel ships, loaded from there: nothing is
+    fetched), else those `embed` gives (`evaluate --embedder`, through the vector
+    cache)."""
+
+    embed: Embed = embedded
+    name: str = "embedding"
+
+    def ranking(self, chunks: Sequence[str], questions: Sequence[str]) -> Cosines:
+        return Cosines(self.embed(questions), self.embed(chunks))
+
+
+# Reciprocal rank fusion (Cormack et al.): each ranking's first FUSION_DEPTH matches,
+# each adding 1 / (RRF_K + rank) to its chunk's score.
+RRF_K = 60
+FUSION_DEPTH = 200
+Key = TypeVar("Key", bound=int)
+
+
+def fused(rankings: Sequence[Sequence[Key]]) -> list[tuple[Key, float]]:
+    """Reciprocal rank fusion of ranked lists of matches (best first, each at most
+    FUSION_DEPTH long): a key scores the sum of 1 / (RRF_K + rank) over the lists it is
+    in (a list it is not in adds nothing), best first, ties by key. `search --mode
+    hybrid` and `evaluate --retriever hybrid` both rank by it."""
+    scores: dict[Key, float] = {}
+    for ranking in rankings:
+        for rank, key in enumerate(ranking, start=1):
+            scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank)
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+@dataclass(frozen=True)
+class FusedRanking:
+    parts: tuple[Scored, ...]
+
+    def best(self, first: int, stop: int, k: int) -> list[Best]:
+        lists = [
+            [part.matches(row, FUSION_DEPTH) for row in part.scores(first, stop)]
+            for part in self.parts
+        ]
+        return [[(int(i), s) for i, s in fused(each)[:k]] for each in zip(*lists, strict=True)]
 
 
 @dataclass(frozen=True)
 class Hybrid:
-    """Reciprocal rank fusion of BM25's and the embedding's rankings of every chunk:
-    Σ 1 / (60 + rank)."""
+    """Reciprocal rank fusion (`fused`) of BM25's matches and the embedding's nearest
+    chunks, each ranking FUSION_DEPTH deep: a chunk BM25 does not match gets nothing
+    from BM25."""
 
-    parts: tuple[Retriever, ...] = (BM25(), Embedding())
+    embed: Embed = embedded
     name: str = "hybrid"
 
-    def scores(self, chunks: Sequence[str], questions: Sequence[str]) -> Matrix:
-        import numpy as np
-
-        fused = np.zeros((len(questions), len(chunks)))
-        for part in self.parts:
-            matrix = part.scores(chunks, questions)
-            for i, row in enumerate(matrix):
-                fused[i] += 1.0 / (RRF_K + ranks(row))
-        return fused
+    def ranking(self, chunks: Sequence[str], questions: Sequence[str]) -> FusedRanking:
+        parts = (
+            BM25().ranking(chunks, questions),
+            Embedding(self.embed).ranking(chunks, questions),
+        )
+        return FusedRanking(parts)
 
 
-def retriever(name: str) -> Retriever:
+def retriever(name: str, embed: Embed | None = None) -> Retriever:
+    """The retriever `name`; the embedding and hybrid ones embed with `embed` (default:
+    WordLlama, uncached)."""
     if name == "bm25":
         return BM25()
-    if name == "embedding":
-        return Embedding()
-    if name == "hybrid":
-        return Hybrid()
+    if name in ("embedding", "hybrid"):
+        return (Embedding if name == "embedding" else Hybrid)(embed or embedded)
     raise ExplorerError(
         ErrorCode.USAGE, f"unknown retriever {name!r}; known: {', '.join(RETRIEVERS)}"
     )
@@ -225,4 +326,9 @@ def top_k(row: Matrix, k: int) -> list[int]:
     """The positions of the k best scores, best first, ties by position (chunk order)."""
     import numpy as np
 
+    if k < len(row):  # the k best (ties at the edge kept), then ranked: no full sort
+        edge = np.partition(-row, k - 1)[k - 1]
+        candidates = np.flatnonzero(-row <= edge)
+        order = candidates[np.argsort(-row[candidates], kind="stable")]
+        return [int(i) for i in order[:k]]
     return [int(i) for i in np.argsort(-row, kind="stable")[:k]]

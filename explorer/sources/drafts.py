@@ -13,8 +13,7 @@ from pathlib import Path, PurePosixPath
 
 from ..digests import sha_bytes
 from ..errors import ErrorCode, ExplorerError
-from ..grammars import V1_GRAMMAR
-from .loading import DEFAULT_MAX_DOCUMENT_BYTES, MAX_DOCUMENT_BYTES_LIMIT, decode_source
+from .loading import DEFAULT_MAX_DOCUMENT_BYTES, MAX_DOCUMENT_BYTES_LIMIT
 from .manifest import Manifest
 
 TEXT_SUFFIXES = (".md", ".markdown", ".txt")
@@ -65,25 +64,6 @@ def draft_manifest(files: Mapping[str, bytes]) -> Manifest:
         for path in paths
     ]
     return Manifest.model_validate({"manifest_version": 1, "documents": documents})
-
-
-def without_heading(
-    manifest: Manifest, files: Mapping[str, bytes], max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES
-) -> list[str]:
-    """The source_ids of the documents that would load but for the leading heading line
-    grammar v1 needs (`heading_required`): decoded as loading decodes them; a file that
-    is missing, larger than `max_bytes` or fails for another reason is not one of them."""
-    found = []
-    for entry in manifest.documents:
-        data = files.get(entry["path"])
-        if data is None or len(data) > max_bytes:
-            continue
-        try:
-            decode_source(entry, data, V1_GRAMMAR)
-        except ExplorerError as error:
-            if error.code is ErrorCode.HEADING_REQUIRED:
-                found.append(entry["source_id"])
-    return found
 
 
 def text_files_under(folder: Path, max_file_bytes: int) -> dict[str, bytes]:

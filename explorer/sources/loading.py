@@ -16,7 +16,6 @@ from typing import BinaryIO, Final, Literal, Protocol
 
 from ..digests import sha, sha_bytes
 from ..errors import ErrorCode, ExplorerError
-from ..grammars import V1_GRAMMAR, Grammar
 from .documents import DocumentRecord, document_record
 from .manifest import Manifest, ManifestDocument
 
@@ -140,11 +139,10 @@ class MappingReader:
         return data
 
 
-def decode_source(
-    entry: ManifestDocument, data: bytes, grammar: Grammar = V1_GRAMMAR
-) -> DocumentRecord:
-    """Steps 2-6 of docs/contract.md §3, in that order; step 6 is the grammar's (`Grammar.admit`:
-    grammar v1 requires a leading heading, the markdown grammar admits any text)."""
+def decode_source(entry: ManifestDocument, data: bytes) -> DocumentRecord:
+    """Steps 2-5 of docs/contract.md §3, in that order. Whether a grammar reads the text
+    (grammar v1 needs a leading heading) is each column's own question, asked when it
+    cuts the document: a document loads once, for every column."""
     path, pinned = entry["path"], entry["sha256"]
     actual = sha_bytes(data)
     if actual != pinned:
@@ -168,7 +166,6 @@ def decode_source(
         text_sha256 = actual
     if not text or text.isspace():
         raise ExplorerError(ErrorCode.EMPTY_DOCUMENT, f"{path!r} has no text")
-    grammar.admit(text)
     return document_record(entry, text, text_sha256)
 
 
@@ -207,7 +204,6 @@ def load_one(
     entry: ManifestDocument,
     reader: SourceReader,
     max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
-    grammar: Grammar = V1_GRAMMAR,
 ) -> tuple[DocumentStatus, DocumentRecord | None, int]:
     """One document read and verified: its status, its record if it loaded, and how many
     bytes were read (which count towards `max_total_bytes` even when decoding fails).
@@ -217,7 +213,7 @@ def load_one(
     except ExplorerError as error:
         return _failed(entry, error), None, 0
     try:
-        record = decode_source(entry, data, grammar)
+        record = decode_source(entry, data)
     except ExplorerError as error:
         return _failed(entry, error), None, len(data)
     detail = f"verified; {len(record['text']):,} characters"
@@ -239,16 +235,14 @@ def load_documents(
     reader: SourceReader,
     max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
     max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
-    grammar: Grammar = V1_GRAMMAR,
 ) -> LoadResult:
     """Load each document on its own: one failure never hides the others. Documents that
-    hold more than `max_total_bytes` together are refused as a whole. Whether a document
-    loads depends on the grammar it will be chunked under (`grammar_for(config)`)."""
+    hold more than `max_total_bytes` together are refused as a whole."""
     statuses: list[DocumentStatus] = []
     documents = []
     total = 0
     for entry in manifest.documents:
-        status, record, read = load_one(entry, reader, max_bytes, grammar)
+        status, record, read = load_one(entry, reader, max_bytes)
         total += read
         require_total_bytes(total, max_total_bytes)
         statuses.append(status)

@@ -10,7 +10,7 @@ from pydantic import AfterValidator, ConfigDict, Field, model_validator
 from typing_extensions import TypedDict
 
 from ..errors import ErrorCode, ExplorerError
-from ..jsonio import parse_json
+from ..jsonio import parse_json, require_counts
 from ..models import (
     Hex64,
     NoNullModel,
@@ -189,5 +189,18 @@ def with_span_checks(manifest: Manifest, checks: Sequence[Mapping[str, object]])
 
 def parse_manifest(data: bytes) -> Manifest:
     """Bytes of a manifest file to a checked `Manifest`, or `invalid_manifest`."""
+    most = 2 * MAX_DOCUMENTS + MAX_SPAN_CHECKS  # documents, deleted ones, span checks
+    require_counts(
+        data,
+        ErrorCode.INVALID_MANIFEST,
+        "manifest",
+        most,
+        lambda: ExplorerError(
+            ErrorCode.INVALID_MANIFEST,
+            f"the manifest holds more than {most:,} entries (at most {MAX_DOCUMENTS:,} "
+            f"documents, as many deleted and {MAX_SPAN_CHECKS:,} span checks)",
+        ),
+        inner=True,
+    )
     raw = parse_json(data, ErrorCode.INVALID_MANIFEST, "manifest")
     return validated(Manifest.model_validate, raw, ErrorCode.INVALID_MANIFEST)
