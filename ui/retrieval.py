@@ -489,8 +489,10 @@ def retrieval_page(
         taken = [q.id for q in questions.questions] if questions else []
         try:
             draft_button(load, explore(load, manifest.span_checks, settings, run=run).columns)
-        except ExplorerError as error:
-            show_error(error)
+        except ExplorerError as error:  # shown on the first tab: named here, not repeated
+            st.caption(
+                f"No passage to draft: the page's columns were refused ({error.code.value})."
+            )
         question_form(load, added, taken, source_id)
         if added and st.button("Clear the questions added here", key="clear_questions"):
             added.clear()
