@@ -165,3 +165,11 @@ def test_the_command_line_sweeps_the_column_its_policy_option_gives(tmp_path: Pa
         "--sweep", "heading-aware:100:200:100", "--policy", "fixed-char",
     )  # fmt: skip
     assert other.code == 2 and other.err.startswith("error: usage: ") and "not both" in other.err
+
+
+def test_the_curve_keeps_its_columns_under_long_names() -> None:
+    questions = parse_questions(QUESTIONS.read_bytes())
+    swept = sweep_columns("langchain-recursive:900:1000:100")
+    lines = curve(evaluate(library_load(), questions, swept)).splitlines()
+    assert len({len(line) for line in lines}) == 1  # every line as wide as the head
+    assert lines[2].split()[:2] == ["langchain-recursive@1000", "1000"]
