@@ -61,3 +61,29 @@ def test_a_document_with_no_boundary_in_a_section_says_so() -> None:
     draft(at, "paragraph", "pasted")
     assert at.text_area(key="new_question_quote").value == ""
     assert any("no passage crosses a boundary" in shown(c.value) for c in at.caption)
+
+
+def paste_and_draft(text: str, presses: int) -> tuple[AppTest, list[str]]:
+    at = start()
+    at.radio(key="source").set_value(PASTE).run()
+    at.text_area(key="paste").set_value(text).run()
+    at.selectbox(key="draft_column").set_value("paragraph").run()
+    quotes = []
+    for _ in range(presses):
+        at.button(key="draft_passage").click().run()
+        quotes.append(at.text_area(key="new_question_quote").value or "")
+    return at, quotes
+
+
+def test_a_drafted_quote_occurs_once_so_the_form_accepts_it() -> None:
+    """Passages that occur twice are passed over: the form's quote must occur once."""
+    text = "# T\n\nAlpha one.\n\nBeta two.\n\nAlpha one.\n\nBeta two.\n\nGamma three.\n"
+    _, quotes = paste_and_draft(text, 8)
+    assert set(quotes) <= {"Beta two.\n\nAlpha one.", "Beta two.\n\nGamma three."}
+    assert all(text.count(quote) == 1 for quote in quotes)
+
+
+def test_when_every_passage_occurs_twice_the_button_says_so() -> None:
+    at, quotes = paste_and_draft("# T\n\nA a.\n\nA a.\n\nA a.\n", 1)
+    assert quotes == [""]
+    assert any("occurs more than once" in shown(c.value) for c in at.caption)
