@@ -482,7 +482,8 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME:FROM:TO:STEP",
         help="measure a sized policy (ours or a library's) at every size from FROM to TO, "
         "both included (e.g. heading-aware:100:1000:100; in tokens heading-aware:64t:512t:64t), "
-        "and print the curve",
+        "and print the curve; one --policy NAME with its --grammar, --overlap and --param "
+        "gives the column to sweep",
     )
     _engine_options(measure)
 
@@ -861,11 +862,15 @@ def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     JSON goes only to --out."""
     questions = parse_questions(_read(args.questions, "questions file"))
     configs = _configs(args)
-    if args.sweep is not None and configs:
-        raise ExplorerError(ErrorCode.USAGE, "give --sweep or --policy, not both")
+    if args.sweep is not None and len(configs) > 1:
+        raise ExplorerError(
+            ErrorCode.USAGE,
+            "--sweep takes at most one --policy, the column it sweeps: give --sweep or "
+            "several --policy columns, not both",
+        )
     chunk_files = _chunk_files(args)
     if args.sweep is not None:
-        columns = sweep_columns(args.sweep)
+        columns = sweep_columns(args.sweep, like=configs[0] if configs else None)
     else:  # compare's columns: the policies named (else every one), then the chunk files
         base = Settings(tuple(configs)) if configs else Settings.default()
         settings = Settings(base.configs, chunk_files)

@@ -42,6 +42,7 @@ from explorer.view.display import markdown_literal, markdown_rows, plain_text
 from explorer.view.render import RANKED_LEGEND, RANKED_STYLE, render_ranked_view
 
 from .common import show_error
+from .draft import draft_button
 from .work import kept_work, questions_download
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -486,6 +487,12 @@ def retrieval_page(
         f"Add a question ({len(added)} of {MAX_ADDED} added here)", expanded=questions is None
     ):
         taken = [q.id for q in questions.questions] if questions else []
+        try:
+            draft_button(load, explore(load, manifest.span_checks, settings, run=run).columns)
+        except ExplorerError as error:  # shown on the first tab: named here, not repeated
+            st.caption(
+                f"No passage to draft: the page's columns were refused ({error.code.value})."
+            )
         question_form(load, added, taken, source_id)
         if added and st.button("Clear the questions added here", key="clear_questions"):
             added.clear()
