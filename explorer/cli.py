@@ -812,13 +812,15 @@ def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """JSON to --out (else standard output); with --sweep, the curve is printed and the
     JSON goes only to --out."""
     questions = parse_questions(_read(args.questions, "questions file"))
-    configs = _configs(args)
-    if args.sweep is not None and configs:
-        raise ExplorerError(ErrorCode.USAGE, "give --sweep or --policy, not both")
     chunk_files = _chunk_files(args)
-    if args.sweep is not None:
-        columns = sweep_columns(args.sweep)
+    if args.sweep is not None:  # `--grammar G` alone names the sweep's grammar
+        given = args.columns or []
+        if len(given) > 1 or any(set(column) - {"grammar"} for column in given):
+            raise ExplorerError(ErrorCode.USAGE, "give --sweep or --policy, not both")
+        grammar_name = str(given[0].get("grammar", DEFAULT_GRAMMAR)) if given else DEFAULT_GRAMMAR
+        columns = sweep_columns(args.sweep, grammar_name)
     else:  # compare's columns: the policies named (else every one), then the chunk files
+        configs = _configs(args)
         base = Settings(tuple(configs)) if configs else Settings.default()
         settings = Settings(base.configs, chunk_files)
         columns = list(zip(settings.config_names, settings.configs, strict=True))
