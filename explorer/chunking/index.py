@@ -126,9 +126,10 @@ def _placed(
 ) -> Iterator[tuple[_Heading | GrammarSection, Span]]:
     """Each span with its section. A policy of ours cuts section by section; spans of a
     whole document (given, or a library's) each belong to the section their start lies
-    in, its heading line included (docs/contract.md §5c), or none before the first
-    heading. Only a policy of ours needs its grammar to admit the text (grammar v1: a
-    leading heading); whole-document spans never do."""
+    in, its heading line included (docs/contract.md §5c; a start before the first
+    section's heading belongs to the first section). Only a policy of ours needs its
+    grammar to admit the text (grammar v1: a leading heading); whole-document spans
+    never do."""
     grammar = grammar_for(config)
     spans = given
     if spans is None:
@@ -143,7 +144,7 @@ def _placed(
     heading_starts = [section.heading_start for section in sections]
     for span in spans:
         at = bisect_right(heading_starts, span[0]) - 1
-        yield (sections[at] if at >= 0 else _NO_SECTION), span
+        yield (sections[max(at, 0)] if sections else _NO_SECTION), span
 
 
 def chunk_stream(
