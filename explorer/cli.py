@@ -654,8 +654,9 @@ def _compare(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
 def _readable(load: LoadResult, config: ChunkConfig, stderr: TextIO) -> list[DocumentRecord]:
     """The documents one column cuts (`readable`), what it leaves out said on stderr."""
-    documents, notes = readable(load.documents, config, config.strategy)
-    _print_notes(stderr, config.strategy, notes)
+    cut = readable(load.documents, config, config.strategy)
+    documents = cut.required()
+    _print_notes(stderr, config.strategy, cut.notes)
     return documents
 
 
@@ -711,7 +712,7 @@ def _validate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         require_unique_source_ids(manifest)  # an index is keyed by source_id
         reader = DirectoryReader(args.manifest.parent)
         load = load_documents(manifest, reader, args.max_document_bytes, args.max_total_bytes)
-        cut, _ = readable(load.documents, index.config, "the index")
+        cut = readable(load.documents, index.config, "the index").documents
         check_against_sources(index.documents, LoadResult(load.statuses, tuple(cut)))
     print(f"valid {index.index_id}", file=stdout)
     return 0

@@ -122,10 +122,12 @@ def test_a_sweep_revisiting_a_size_embeds_no_chunk_again(
     assert not embedded_first & set(embedders.EMBEDDED)  # sizes 40 to 80: nothing again
     revisited = evaluate_cli(manifest, questions, *sweep, *options)
     assert revisited.code == 0 and "vectors: 0 computed" in revisited.err
-    # under grammar v1 (the default) a sweep reads none of these texts, and says so
-    refused = evaluate_cli(manifest, questions, "--sweep", "heading-aware:40:80:20", *options)
-    last = refused.err.strip().splitlines()[-1]
-    assert last.startswith("error: heading_required: the column 'heading-aware@40' ")
+    # under grammar v1 (the default) a sweep reads none of these texts: it says so, and
+    # retrieves nothing
+    v1 = evaluate_cli(manifest, questions, "--sweep", "heading-aware:40:80:20", *options)
+    assert v1.code == 0, v1.err
+    assert "note: heading-aware@40: heading_required: grammar v1 cuts only" in v1.err
+    assert all(line.split()[2] == "0" for line in v1.out.splitlines()[1:])  # no chunks
     both = evaluate_cli(manifest, questions, *sweep, "--policy", "paragraph")
     assert both.err.startswith("error: usage: give --sweep or --policy, not both")
 
@@ -218,8 +220,14 @@ def test_markdown_library_and_imported_columns_side_by_side_without_headings(
         "--chunks", f"mine={chunks}",
         "--out", tmp_path / "evaluation.json",
     )  # fmt: skip
-    assert result.code == 2  # paragraph under grammar v1 reads none of them, and says so
-    assert result.err.startswith("error: heading_required: the column 'paragraph' ")
+    assert result.code == 0, result.err  # paragraph under grammar v1 reads none of them
+    v1 = json.loads((tmp_path / "evaluation.json").read_text())["policies"][2]
+    assert (v1["name"], v1["index_id"], v1["summary"]["chunk_count"]) == ("paragraph", "", 0)
+    assert v1["summary"]["recall"] == 0.0 and v1["questions"][0]["retrieved"] == []
+    assert "leaves out 2 of 2 documents ('refunds', 'shipping')" in v1["notes"][0]
+    assert "note: paragraph: heading_required: " in result.err
+    compared = run_cli("compare", manifest, "--policy", "paragraph", "--chunks", f"mine={chunks}")
+    assert compared.err.startswith("error: heading_required: the column 'paragraph' ")
     result = evaluate_cli(
         manifest,
         questions,

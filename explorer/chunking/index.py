@@ -267,15 +267,27 @@ def index_id_tail(config: ChunkConfig, documents: list[DocumentRecord]) -> bytes
 MAX_NAMED = 5  # documents a column's note names before saying how many more
 
 
-def readable(
-    documents: Sequence[DocumentRecord], config: ChunkConfig, name: str
-) -> tuple[list[DocumentRecord], list[str]]:
+class Readable(NamedTuple):
+    """The documents a column cuts, what its column says of the others, and, when it can
+    cut none, the refusal that says why (naming the column)."""
+
+    documents: list[DocumentRecord]
+    notes: list[str]
+    refusal: ExplorerError | None = None
+
+    def required(self) -> list[DocumentRecord]:
+        """The documents, or the refusal where there are none (an index needs one)."""
+        if self.refusal is not None:
+            raise self.refusal
+        return self.documents
+
+
+def readable(documents: Sequence[DocumentRecord], config: ChunkConfig, name: str) -> Readable:
     """The documents a column cuts, and what its column says of the others. A policy of
     ours cuts a text only if its grammar admits it (grammar v1: a leading heading); a
-    library's column and a chunk file's cut any text. A column that can cut none of the
-    documents is refused (the grammar's code, `heading_required`), naming the column."""
+    library's column and a chunk file's cut any text."""
     if config.library is not None or config.chunk_file is not None:
-        return list(documents), []
+        return Readable(list(documents), [])
     grammar = grammar_for(config)
     kept: list[DocumentRecord] = []
     left: list[str] = []
@@ -289,20 +301,22 @@ def readable(
             continue
         kept.append(document)
     if refusal is None:
-        return kept, []
-    if not kept:
-        raise ExplorerError(
-            refusal.code,
-            f"the column {name!r} cuts under grammar {grammar.name}, which reads none of the "
-            f"documents: {refusal.detail}",
-        )
+        return Readable(kept, [])
     named = ", ".join(repr(source_id) for source_id in left[:MAX_NAMED])
     more = f" and {len(left) - MAX_NAMED} more" if len(left) > MAX_NAMED else ""
-    return kept, [
+    note = (
         f"{refusal.code.value}: grammar {grammar.name} cuts only a text that starts with a "
         f"heading, so this column leaves out {len(left)} of {len(documents)} documents "
         f"({named}{more}); the markdown grammar reads them"
-    ]
+    )
+    if kept:
+        return Readable(kept, [note])
+    none = ExplorerError(
+        refusal.code,
+        f"the column {name!r} cuts under grammar {grammar.name}, which reads none of the "
+        f"documents: {refusal.detail}",
+    )
+    return Readable([], [note], none)
 
 
 def build_index(

@@ -76,6 +76,9 @@ class Summary(TypedDict):
 
 @strict_shape
 class PolicyEvaluation(TypedDict):
+    """One column's figures; a column that can cut none of the documents (grammar v1 and
+    no leading heading) retrieves nothing: `index_id` "", no chunks, its `notes` say why."""
+
     name: str
     config: ConfigJson
     index_id: str
@@ -216,8 +219,12 @@ def evaluate(
         built.append((chunk_file.name, placement.config, placement.spans))
     policies: list[PolicyEvaluation] = []
     for name, config, given in built:
-        documents, notes = readable(load.documents, config, name)
-        index = validate_index(build_index(documents, config, limits, given), limits)
+        cut = readable(load.documents, config, name)
+        if not cut.documents:  # its grammar reads none: measured as retrieving nothing
+            results = [question_result(question, []) for question in placed]
+            policies.append(policy_evaluation(name, config.as_json(), "", results, 0, 0, cut.notes))
+            continue
+        index = validate_index(build_index(cut.documents, config, limits, given), limits)
         chunks = index["chunks"]
         try:
             results = evaluate_chunks(chunks, placed, search, k, limits)
@@ -228,7 +235,7 @@ def evaluate(
         chars = sum(c["end"] - c["start"] for c in chunks)
         policies.append(
             policy_evaluation(
-                name, index["config"], index["index_id"], results, len(chunks), chars, notes
+                name, index["config"], index["index_id"], results, len(chunks), chars, cut.notes
             )
         )
     return evaluation_of(retriever_name, k, policies)
