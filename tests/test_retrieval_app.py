@@ -498,3 +498,20 @@ def test_an_imported_chunk_file_is_measured_beside_the_columns() -> None:
     assert_scoreboard_is(
         at, evaluate(library_load(), questions, columns, "bm25", 5, chunk_files=imported)
     )
+
+
+def test_markdown_beside_an_imported_file_on_a_text_without_a_heading() -> None:
+    """Choosing markdown, then uploading your pipeline's chunks, measures both: the
+    imported column never forces grammar v1 on a text that opens without a heading."""
+    from tests.test_app import PASTE, column_names
+
+    text = "Install it first.\n\nThen run the server.\n"
+    at = start()
+    at.radio(key="source").set_value(PASTE).run()
+    at.text_area(key="paste").set_value(text).run()
+    at.radio(key="grammar").set_value("markdown").run()
+    chunks = json.dumps([{"source_id": "pasted", "text": "Install it first."}]).encode()
+    at.file_uploader(key="chunk_files").set_value([("mine.json", chunks, "application/json")])
+    at.run()
+    assert not at.exception and not errors(at)
+    assert column_names(at)[-1] == "mine"
