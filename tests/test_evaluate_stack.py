@@ -378,3 +378,20 @@ def test_blocks_rank_as_the_whole_matrix_does() -> None:
     whole = ranking.best(0, 23, 4)
     blocked = list(best_chunks(ranking, 23, 50, 4, Limits(scores_held=120)))
     assert blocked == whole
+
+
+def test_a_cache_that_is_not_one_is_an_io_error(
+    make_manifest: ManifestBuilder, tmp_path: Path
+) -> None:
+    manifest, questions = plain_run(make_manifest, tmp_path)
+    args = ("--policy", "paragraph", "--grammar", "markdown", "--retriever", "embedding")
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"not a database at all" * 100)
+    foreign = tmp_path / "foreign.db"
+    sqlite3.connect(foreign).execute("CREATE TABLE vectors (x)")
+    for path in (garbage, foreign, tmp_path):  # a folder is not a file either
+        result = evaluate_cli(
+            manifest, questions, *args, "--embedder", COUNTING, "--vector-cache", path
+        )
+        assert result.code == 2 and "Traceback" not in result.err
+        assert result.err.startswith("error: io_error: cannot use "), result.err
