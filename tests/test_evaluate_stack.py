@@ -395,3 +395,22 @@ def test_a_cache_that_is_not_one_is_an_io_error(
         )
         assert result.code == 2 and "Traceback" not in result.err
         assert result.err.startswith("error: io_error: cannot use "), result.err
+
+
+def test_ingest_records_a_document_its_grammar_cannot_cut_and_goes_on(
+    make_manifest: ManifestBuilder, tmp_path: Path
+) -> None:
+    manifest = make_manifest({**PLAIN, "titled.md": b"# Title\n\nA headed page.\n"})
+    db = tmp_path / "index.db"
+    result = run_cli("ingest", manifest, "--db", db, "--embedder", "none", "--json")
+    assert result.code == 0, result.err
+    statuses = {s["source_id"]: s["status"] for s in json.loads(result.out)["documents"]}
+    assert statuses == {
+        "refunds": "heading_required",
+        "shipping": "heading_required",
+        "titled": "ok",
+    }
+    library = ("--policy", "langchain-recursive", "--embedder", "none", "--json")
+    again = run_cli("ingest", manifest, "--db", db, *library)
+    assert again.code == 0, again.err
+    assert {s["status"] for s in json.loads(again.out)["documents"]} == {"ok"}

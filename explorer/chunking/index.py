@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from hashlib import sha256
 from typing import Annotated, Final, Literal, NamedTuple
 
@@ -24,6 +25,7 @@ from ..limits import (
 )
 from ..models import Count, Hex64, LineNumber, NonEmpty, PlainText, VersionOne, strict_shape
 from ..sources.documents import DocumentRecord
+from ..sources.loading import DocumentStatus, LoadResult
 from .config import ChunkConfig, ConfigJson, grammar_for
 from .policies import DocumentPolicy, policy_for
 
@@ -282,24 +284,51 @@ class Readable(NamedTuple):
         return self.documents
 
 
+def unreadable(document: DocumentRecord, config: ChunkConfig) -> ExplorerError | None:
+    """Why a column cut with `config` cannot cut `document`, if it cannot: a policy of
+    ours needs its grammar to admit the text (grammar v1: a leading heading); a
+    library's column and a chunk file's cut any text."""
+    if config.library is not None or config.chunk_file is not None:
+        return None
+    try:
+        grammar_for(config).admit(document["text"])
+    except ExplorerError as error:
+        return error
+    return None
+
+
+def admitted(load: LoadResult, config: ChunkConfig) -> LoadResult:
+    """`load` as one column that must cut every document sees it (the persistent
+    index): a document it cannot cut is a failure with the grammar's code."""
+    statuses: list[DocumentStatus] = []
+    documents: list[DocumentRecord] = []
+    loaded = iter(load.documents)  # the documents of the ok statuses, in their order
+    for status in load.statuses:
+        document = next(loaded) if status.ok else None
+        error = None if document is None else unreadable(document, config)
+        if error is not None:
+            status = replace(status, status=error.code, detail=error.detail)
+        elif document is not None:
+            documents.append(document)
+        statuses.append(status)
+    return LoadResult(tuple(statuses), tuple(documents))
+
+
 def readable(documents: Sequence[DocumentRecord], config: ChunkConfig, name: str) -> Readable:
     """The documents a column cuts, and what its column says of the others. A policy of
     ours cuts a text only if its grammar admits it (grammar v1: a leading heading); a
     library's column and a chunk file's cut any text."""
-    if config.library is not None or config.chunk_file is not None:
-        return Readable(list(documents), [])
     grammar = grammar_for(config)
     kept: list[DocumentRecord] = []
     left: list[str] = []
     refusal: ExplorerError | None = None
     for document in documents:
-        try:
-            grammar.admit(document["text"])
-        except ExplorerError as error:
+        error = unreadable(document, config)
+        if error is None:
+            kept.append(document)
+        else:
             left.append(document["source_id"])
             refusal = error
-            continue
-        kept.append(document)
     if refusal is None:
         return Readable(kept, [])
     named = ", ".join(repr(source_id) for source_id in left[:MAX_NAMED])
