@@ -313,13 +313,15 @@ def sweep_columns(spec: str, grammar: str = DEFAULT_GRAMMAR) -> list[tuple[str, 
 def curve(evaluation: Evaluation) -> str:
     """One line per policy (or size): the summary as a fixed-width table."""
     names = ("size", "chunks", "mean", "recall", "prec.", "IoU", "hit")
-    head = "policy".ljust(22) + "".join(name.rjust(8) for name in names)
+    width = max([22, *(len(policy["name"]) + 2 for policy in evaluation["policies"])])
+    head = "policy".ljust(width) + "".join(name.rjust(8) for name in names)
     lines = [head]
     for policy in evaluation["policies"]:
         s = policy["summary"]
         size_text = str(policy["config"].get("max_chars") or "-")
         lines.append(
-            f"{policy['name']:<22}{size_text:>8}{s['chunk_count']:>8}{s['mean_chunk_chars']:>8.0f}"
+            f"{policy['name']:<{width}}{size_text:>8}{s['chunk_count']:>8}"
+            f"{s['mean_chunk_chars']:>8.0f}"
             f"{s['recall']:>8.3f}{s['precision']:>8.3f}{s['iou']:>8.3f}{s['hit']:>8.3f}"
         )
     return "\n".join(lines) + "\n"
