@@ -414,3 +414,24 @@ def test_ingest_records_a_document_its_grammar_cannot_cut_and_goes_on(
     again = run_cli("ingest", manifest, "--db", db, *library)
     assert again.code == 0, again.err
     assert {s["status"] for s in json.loads(again.out)["documents"]} == {"ok"}
+
+
+def test_evaluate_reuses_the_vectors_the_store_computed(
+    make_manifest: ManifestBuilder, tmp_path: Path
+) -> None:
+    manifest, questions = plain_run(make_manifest, tmp_path)
+    db = tmp_path / "index.db"
+    column = ("--policy", "paragraph", "--grammar", "markdown")
+    ingested = run_cli("ingest", manifest, "--db", db, *column, "--embedder", COUNTING)
+    assert ingested.code == 0, ingested.err
+    chunks = set(embedders.EMBEDDED)
+    embedders.EMBEDDED.clear()
+    result = evaluate_cli(
+        manifest, questions, *column, "--retriever", "embedding",
+        "--embedder", COUNTING, "--vector-cache", db,
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    assert set(embedders.EMBEDDED) == {q["question"] for q in QUESTIONS["questions"]}
+    assert f"vectors: 2 computed, {len(chunks)} reused" in result.err
+    again = run_cli("ingest", manifest, "--db", db, *column, "--embedder", COUNTING)
+    assert again.code == 0 and "unchanged 2" in again.out  # the store still reads its index
