@@ -703,8 +703,9 @@ def _compare(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
 def _readable(load: LoadResult, config: ChunkConfig, stderr: TextIO) -> list[DocumentRecord]:
     """The documents one column cuts (`readable`), what it leaves out said on stderr."""
-    documents, notes = readable(load.documents, config, config.strategy)
-    _print_notes(stderr, config.strategy, notes)
+    cut = readable(load.documents, config, config.strategy)
+    documents = cut.required()
+    _print_notes(stderr, config.strategy, cut.notes)
     return documents
 
 
@@ -760,7 +761,7 @@ def _validate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         require_unique_source_ids(manifest)  # an index is keyed by source_id
         reader = DirectoryReader(args.manifest.parent)
         load = load_documents(manifest, reader, args.max_document_bytes, args.max_total_bytes)
-        cut, _ = readable(load.documents, index.config, "the index")
+        cut = readable(load.documents, index.config, "the index").documents
         check_against_sources(index.documents, LoadResult(load.statuses, tuple(cut)))
     print(f"valid {index.index_id}", file=stdout)
     return 0
@@ -861,17 +862,20 @@ def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """JSON to --out (else standard output); with --sweep, the curve is printed and the
     JSON goes only to --out."""
     questions = parse_questions(_read(args.questions, "questions file"))
-    configs = _configs(args)
-    if args.sweep is not None and len(configs) > 1:
-        raise ExplorerError(
-            ErrorCode.USAGE,
-            "--sweep takes at most one --policy, the column it sweeps: give --sweep or "
-            "several --policy columns, not both",
-        )
     chunk_files = _chunk_files(args)
-    if args.sweep is not None:
-        columns = sweep_columns(args.sweep, like=configs[0] if configs else None)
+    if args.sweep is not None:  # `--grammar G` alone names the sweep's grammar
+        given = args.columns or []
+        if len(given) > 1:
+            raise ExplorerError(
+                ErrorCode.USAGE,
+                "--sweep takes at most one --policy, the column it sweeps: give --sweep or "
+                "several --policy columns, not both",
+            )
+        grammar_name = str(given[0].get("grammar", DEFAULT_GRAMMAR)) if given else DEFAULT_GRAMMAR
+        like = _configs(args)[0] if given and set(given[0]) - {"grammar"} else None
+        columns = sweep_columns(args.sweep, grammar_name, like)
     else:  # compare's columns: the policies named (else every one), then the chunk files
+        configs = _configs(args)
         base = Settings(tuple(configs)) if configs else Settings.default()
         settings = Settings(base.configs, chunk_files)
         columns = list(zip(settings.config_names, settings.configs, strict=True))

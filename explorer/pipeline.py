@@ -411,7 +411,8 @@ def run_column(
 ) -> Column:
     """One policy's index over the documents it can read (`readable`), validated, and
     its span checks."""
-    documents, notes = readable(documents, config, name)
+    cut = readable(documents, config, name)
+    documents, notes = cut.required(), cut.notes
     index = validate_index(build_index(documents, config, limits), limits)
     results = evaluate_checks(checks, index["chunks"], limits)
     flags = _flags(documents, index["chunks"], config)
@@ -543,10 +544,11 @@ def write_comparison(
             notes(chunk_file.name, placement.notes)
     columns: list[_Planned] = []
     for name, config in zip(settings.config_names, settings.configs, strict=True):
-        cut, left_out = readable(load.documents, config, name)
+        cut = readable(load.documents, config, name)
+        readable_documents = cut.required()
         if notes is not None:
-            notes(name, left_out)
-        columns.append((name, config, None, left_out, cut))
+            notes(name, cut.notes)
+        columns.append((name, config, None, cut.notes, readable_documents))
     columns += [
         (chunk_file.name, placement.config, placement.spans, placement.notes, load.documents)
         for chunk_file, placement in zip(settings.chunk_files, placements, strict=True)
@@ -556,7 +558,7 @@ def write_comparison(
         % (REPORT_VERSION, orjson.dumps(document_entries(load)), orjson.dumps(list(skipped)))
     )
     policies: list[PolicyResult] = []
-    for position, (name, config, given, said, cut_documents) in enumerate(columns):
+    for position, (name, config, given, said, documents) in enumerate(columns):
         write(b"%b%b:" % (b",\n" if position else b"\n", orjson.dumps(name)))
         kept: list[ChunkRecord] = []
         flagged: list[tuple[str, ...]] = []  # each chunk's flags, while the index streams
@@ -572,7 +574,7 @@ def write_comparison(
                 kept.extend(chunks)
             flagged.extend(document_flags(document["text"], chunks, config))
 
-        summary = write_index(cut_documents, config, write, keep, limits, given)
+        summary = write_index(documents, config, write, keep, limits, given)
         results = evaluate_checks(resolved, kept, limits)
         flags = flag_counts(flagged)
         policies.append(

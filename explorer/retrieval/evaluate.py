@@ -76,6 +76,9 @@ class Summary(TypedDict):
 
 @strict_shape
 class PolicyEvaluation(TypedDict):
+    """One column's figures; a column that can cut none of the documents (grammar v1 and
+    no leading heading) retrieves nothing: `index_id` "", no chunks, its `notes` say why."""
+
     name: str
     config: ConfigJson
     index_id: str
@@ -217,8 +220,12 @@ def evaluate(
         built.append((chunk_file.name, placement.config, placement.spans))
     policies: list[PolicyEvaluation] = []
     for name, config, given in built:
-        documents, notes = readable(load.documents, config, name)
-        index = validate_index(build_index(documents, config, limits, given), limits)
+        cut = readable(load.documents, config, name)
+        if not cut.documents:  # its grammar reads none: measured as retrieving nothing
+            results = [question_result(question, []) for question in placed]
+            policies.append(policy_evaluation(name, config.as_json(), "", results, 0, 0, cut.notes))
+            continue
+        index = validate_index(build_index(cut.documents, config, limits, given), limits)
         chunks = index["chunks"]
         try:
             results = evaluate_chunks(chunks, placed, search, k, limits)
@@ -229,7 +236,7 @@ def evaluate(
         chars = sum(c["end"] - c["start"] for c in chunks)
         policies.append(
             policy_evaluation(
-                name, index["config"], index["index_id"], results, len(chunks), chars, notes
+                name, index["config"], index["index_id"], results, len(chunks), chars, cut.notes
             )
         )
     return evaluation_of(retriever_name, k, policies)
@@ -360,7 +367,7 @@ def curve(evaluation: Evaluation) -> str:
     """One line per policy (or size): the summary as a fixed-width table, its first
     column as wide as the longest name."""
     names = ("size", "chunks", "mean", "recall", "prec.", "IoU", "hit")
-    width = max([22, *(len(p["name"]) + 2 for p in evaluation["policies"])])
+    width = max([22, *(len(policy["name"]) + 2 for policy in evaluation["policies"])])
     head = "policy".ljust(width) + "".join(name.rjust(8) for name in names)
     lines = [head]
     for policy in evaluation["policies"]:
@@ -369,7 +376,8 @@ def curve(evaluation: Evaluation) -> str:
         tokens = config.get("max_tokens")
         size_text = f"{tokens}t" if tokens is not None else str(config.get("max_chars") or "-")
         lines.append(
-            f"{policy['name']:<{width}}{size_text:>8}{s['chunk_count']:>8}{s['mean_chunk_chars']:>8.0f}"
+            f"{policy['name']:<{width}}{size_text:>8}{s['chunk_count']:>8}"
+            f"{s['mean_chunk_chars']:>8.0f}"
             f"{s['recall']:>8.3f}{s['precision']:>8.3f}{s['iou']:>8.3f}{s['hit']:>8.3f}"
         )
     return "\n".join(lines) + "\n"

@@ -152,6 +152,10 @@ class VectorCache:
 
     @staticmethod
     def _ready(db: sqlite3.Connection) -> sqlite3.Connection:
+        # A cache: a batch lost to a power cut is computed again, so commits need not
+        # wait for the disk (WAL, synchronous NORMAL: one batch commit costs no fsync).
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
         db.execute(VECTORS_TABLE)
         columns = {row[1] for row in db.execute("PRAGMA table_info(vectors)")}
         if not {"embedder", "text_sha256", "vector"} <= columns:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
 
 from ..chunking.config import ChunkConfig
+from ..chunking.index import admitted
 from ..digests import digest
 from ..retrieval.embedding import Embedder
 from ..sources.loading import LoadResult
@@ -76,7 +77,10 @@ class Store:
         with run_lock(self.path, wait_seconds, on_wait):
             served = queries.served_versions(self._db)
             name = embedder.name if embedder is not None else None
-            plan = plan_run(manifest, load, digest(config.as_json()), served, name)
+            # a document the config's grammar cannot cut fails, and its old version stays
+            plan = plan_run(
+                manifest, admitted(load, config), digest(config.as_json()), served, name
+            )
             check_scope(plan, tenants, allow_deletions)
             return apply_plan(self._db, plan, config, embedder, checkpoint)
 
