@@ -611,9 +611,7 @@ def _folder_name(source_id: str) -> str:
 
 
 def _existing_store(path: Path) -> Store:
-    if not path.is_file():
-        raise ExplorerError(ErrorCode.IO_ERROR, f"no index at {str(path)!r}: run ingest first")
-    return Store(path)
+    return Store(path, create=False)
 
 
 def _compare(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:

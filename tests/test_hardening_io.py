@@ -5,14 +5,17 @@ quadratic work takes tens of seconds, the new a fraction of one)."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -21,11 +24,16 @@ from explorer.checking.validate import validate_index_bytes, validate_index_file
 from explorer.chunking.imports import ChunkFile, place
 from explorer.errors import ErrorCode, ExplorerError
 from explorer.jsonio import Counts, count_json
+from explorer.pipeline import Settings
+from explorer.retrieval.embedding import embed_texts
 from explorer.retrieval.questions import MAX_QUESTIONS, parse_questions
 from explorer.sources.documents import DocumentRecord, document_record
+from explorer.sources.loading import DirectoryReader, load_documents
 from explorer.sources.manifest import parse_manifest
+from explorer.store import RunSummary, Store
 
-from .conftest import ManifestBuilder, run_cli
+from . import embedders
+from .conftest import ROOT, ManifestBuilder, run_cli
 
 
 def _document(text: str, source_id: str = "d", path: str = "d.md") -> DocumentRecord:
@@ -258,3 +266,100 @@ def test_validate_of_whitespace_says_it_is_not_json_whatever_its_size() -> None:
         ErrorCode.INVALID_CHUNK_INDEX,
     )
     assert error.detail == "the index file is empty, not JSON"
+
+
+def test_search_on_an_empty_file_leaves_it_empty(tmp_path: Path) -> None:
+    db = tmp_path / "empty.db"
+    db.write_bytes(b"")
+    for command in (["search", "refund", "--tenant", "acme"], ["history"]):
+        result = run_cli(*command, "--db", db)
+        assert (result.code, result.err) == (
+            2,
+            f"error: io_error: no index at {str(db)!r}: run ingest first\n",
+        )
+    assert db.read_bytes() == b""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.db"]
+
+
+def test_an_all_zero_vector_is_refused_like_nan() -> None:
+    class Zeros:
+        name, dimensions = "zeros/1", 4
+
+        def embed(self, texts: list[str]) -> Any:
+            return np.zeros((len(texts), 4), np.float32)
+
+    error = _refused(lambda: embed_texts(Zeros(), ["a", "b"]), ErrorCode.EMBEDDING_FAILED)
+    assert error.detail == "it returned an all-zero vector (for text 1 of 2)"
+
+
+# Item 5: tenants
+
+
+LIBRARY = ROOT / "fixtures" / "library"
+DEFAULT_ONLY = frozenset({"default"})
+
+
+def _library_store(tmp_path: Path) -> Path:
+    """The library's six documents of tenant acme, ingested by the server's operator."""
+    db = tmp_path / "index.db"
+    manifest = parse_manifest((LIBRARY / "manifest.json").read_bytes())
+    load = load_documents(manifest, DirectoryReader(LIBRARY))
+    with Store(db) as store:
+        store.ingest(manifest, load, Settings.default().configs[0], embedder=embedders.Counting())
+    return db
+
+
+def _ingest_as_visitor(db: Path, raw: dict[str, Any], folder: Path) -> RunSummary:
+    manifest = parse_manifest(json.dumps(raw).encode())
+    load = load_documents(manifest, DirectoryReader(folder))
+    with Store(db) as store:
+        return store.ingest(
+            manifest,
+            load,
+            Settings.default().configs[0],
+            embedder=embedders.Counting(),
+            tenants=DEFAULT_ONLY,
+            allow_deletions=True,
+        )
+
+
+def test_deleting_another_tenants_document_answers_as_an_unknown_one(tmp_path: Path) -> None:
+    db = _library_store(tmp_path)
+    entry = {"source_id": "mine", "version": "1", "path": "mine.md"}
+    (tmp_path / "mine.md").write_text("# Mine\n\nMy own text.\n")
+    entry["sha256"] = hashlib.sha256(b"# Mine\n\nMy own text.\n").hexdigest()
+    answers = []
+    for source_id in ("refund-policy", "no-such-document"):
+        raw = {
+            "manifest_version": 1,
+            "documents": [entry],
+            "deleted": [{"source_id": source_id, "access_scope": "acme"}],
+        }
+        error = _refused(
+            lambda raw=raw: _ingest_as_visitor(db, raw, tmp_path),
+            ErrorCode.DELETE_UNKNOWN_DOCUMENT,
+        )
+        answers.append(error.detail.replace(source_id, "ID"))
+    assert answers[0] == answers[1]
+
+
+def test_a_visitor_cannot_learn_from_the_counts_that_another_tenant_holds_a_text(
+    tmp_path: Path,
+) -> None:
+    db = _library_store(tmp_path)
+    data = (LIBRARY / "docs" / "contact.md").read_bytes()
+    (tmp_path / "copy.md").write_bytes(data)
+    entry = {
+        "source_id": "copy",
+        "version": "1",
+        "path": "copy.md",
+        "sha256": hashlib.sha256(data).hexdigest(),
+    }
+    summary = _ingest_as_visitor(db, {"manifest_version": 1, "documents": [entry]}, tmp_path)
+    assert summary.vectors_reused == 0 and summary.vectors_computed > 0
+    # Its own texts, ingested again under another name, are reused as before.
+    (tmp_path / "copy-2.md").write_bytes(data)
+    again = {**entry, "source_id": "copy-2", "path": "copy-2.md"}
+    raw = {"manifest_version": 1, "documents": [entry, again]}
+    summary = _ingest_as_visitor(db, raw, tmp_path)
+    assert summary.vectors_computed == 0 and summary.vectors_reused > 0

@@ -1,7 +1,11 @@
 """The embedding stage of a run, between staging and verification, and its vector cache.
 
 Vectors are cached by (embedder name, chunk text SHA-256): a text already embedded by
-the same embedder, for any document of any tenant, is reused, never recomputed. Each
+the same embedder, for any document of any tenant, is reused, never recomputed. A run
+for a visitor limited to some tenants reports as reused only the texts the same
+tenant's chunks already hold: one that only another tenant's chunks (or a failed run)
+brought counts as computed, so the counts never tell a visitor what another tenant
+holds. Each
 batch of new vectors is committed as soon as it is computed, so a run that fails (or is
 killed) part-way leaves what it computed for the retry to reuse.
 """
@@ -25,8 +29,9 @@ _SQL_PARAMETERS = 500  # per IN (…) list: well under SQLite's limit
 
 @dataclass(frozen=True)
 class Embedded:
-    """Per staged version: vectors the embedder computed, and chunks served from the
-    cache (computed + reused = chunks staged)."""
+    """Per staged version, as the tenant may see it: vectors new to the tenant (computed,
+    or cached by another tenant's chunks), and chunks whose text the tenant's chunks
+    already held (computed + reused = chunks staged)."""
 
     computed: int
     reused: int
@@ -51,17 +56,42 @@ def cached(db: sqlite3.Connection, embedder: str, digests: Sequence[str]) -> set
     return found
 
 
+def _held_elsewhere(
+    db: sqlite3.Connection, tenant: str, version_id: int, digests: Sequence[str]
+) -> set[str]:
+    """The texts that chunks of `tenant` other than the staged version's hold."""
+    found: set[str] = set()
+    for part in _slices(digests, _SQL_PARAMETERS):
+        marks = ",".join("?" * len(part))
+        found.update(
+            row[0]
+            for row in db.execute(
+                "SELECT DISTINCT text_sha256 FROM chunks WHERE tenant = ? AND version_id != ? "
+                f"AND text_sha256 IN ({marks})",
+                (tenant, version_id, *part),
+            )
+        )
+    return found
+
+
 def embed_chunks(
     db: sqlite3.Connection,
     embedder: Embedder,
     chunks: Sequence[ChunkRecord],
     on_batch: Callable[[int], None],
+    tenant: str | None = None,
+    version_id: int = 0,
 ) -> Embedded:
     """Compute the vectors the cache lacks, batch by batch, each batch committed.
-    `embedding_failed` (with how far it got) if the embedder raises or misanswers."""
+    `embedding_failed` (with how far it got) if the embedder raises or misanswers.
+    With `tenant`, counted as that tenant may see them (the module's docstring), the
+    staged version `version_id` aside."""
     texts = {chunk["text_sha256"]: chunk["text"] for chunk in chunks}
     have = cached(db, embedder.name, list(texts))
     missing = [digest for digest in texts if digest not in have]
+    new = len(missing)
+    if tenant is not None:  # new to this tenant: what it may be told was computed
+        new = len(texts) - len(_held_elsewhere(db, tenant, version_id, list(have)))
     done = 0
     for part in _slices(missing, batch_size(embedder)):
         try:
@@ -69,8 +99,8 @@ def embed_chunks(
         except ExplorerError as error:
             raise ExplorerError(
                 ErrorCode.EMBEDDING_FAILED,
-                f"the embedder {embedder.name!r} failed after {done} of {len(missing)} new "
-                f"vectors ({len(chunks)} chunks): {error.detail}",
+                f"the embedder {embedder.name!r} failed after {done + new - len(missing)} "
+                f"of {new} new vectors ({len(chunks)} chunks): {error.detail}",
             ) from None
         with transaction(db):
             db.executemany(
@@ -78,8 +108,8 @@ def embed_chunks(
                 [(embedder.name, d, to_blob(v)) for d, v in zip(part, vectors, strict=True)],
             )
         done += len(part)
-        on_batch(done)
-    return Embedded(len(missing), len(chunks) - len(missing))
+        on_batch(done + new - len(missing))
+    return Embedded(new, len(chunks) - new)
 
 
 def vectors_verified(

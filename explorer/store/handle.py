@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import sqlite3
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
 
@@ -44,9 +45,10 @@ class Store:
     """The index file. Use as a context manager: plan -> apply for a run, queries to read."""
 
     @_translated
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, create: bool = True) -> None:
+        """`create`: make the index if the file is missing or empty; else refuse it."""
         self.path = path
-        self._db = connect(path)
+        self._db = connect(path, create)
 
     def __enter__(self) -> Store:
         return self
@@ -75,9 +77,12 @@ class Store:
         `tenants` (None: any) and `allow_deletions` bound what the run may change."""
         with run_lock(self.path, wait_seconds, on_wait):
             served = queries.served_versions(self._db)
+            if tenants is not None:  # another tenant's documents answer as unknown ones
+                served = {key: now for key, now in served.items() if key[0] in tenants}
             name = embedder.name if embedder is not None else None
             plan = plan_run(manifest, load, digest(config.as_json()), served, name)
             check_scope(plan, tenants, allow_deletions)
+            plan = replace(plan, private=tenants is not None)
             return apply_plan(self._db, plan, config, embedder, checkpoint)
 
     @_translated
