@@ -12,6 +12,7 @@ import time
 import tracemalloc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -330,14 +331,13 @@ def test_deleting_another_tenants_document_answers_as_an_unknown_one(tmp_path: P
     entry["sha256"] = hashlib.sha256(b"# Mine\n\nMy own text.\n").hexdigest()
     answers = []
     for source_id in ("refund-policy", "no-such-document"):
-        raw = {
+        raw: dict[str, Any] = {
             "manifest_version": 1,
             "documents": [entry],
             "deleted": [{"source_id": source_id, "access_scope": "acme"}],
         }
         error = _refused(
-            lambda raw=raw: _ingest_as_visitor(db, raw, tmp_path),
-            ErrorCode.DELETE_UNKNOWN_DOCUMENT,
+            partial(_ingest_as_visitor, db, raw, tmp_path), ErrorCode.DELETE_UNKNOWN_DOCUMENT
         )
         answers.append(error.detail.replace(source_id, "ID"))
     assert answers[0] == answers[1]
