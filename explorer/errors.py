@@ -47,6 +47,8 @@ class ErrorCode(StrEnum):
     # Running on a cluster (explorer/engines/ray.py)
     ENGINE_UNAVAILABLE = "engine_unavailable"
     WORKER_LOST = "worker_lost"
+    # The app's scratch indexes (explorer/store/scratch.py)
+    SCRATCH_FULL = "scratch_full"
     # Anything else the command line or the app is given
     NO_DOCUMENTS = "no_documents"
     INVALID_UPLOAD = "invalid_upload"

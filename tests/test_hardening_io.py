@@ -8,6 +8,8 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
+import stat
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator
@@ -32,6 +34,7 @@ from explorer.sources.documents import DocumentRecord, document_record
 from explorer.sources.loading import DirectoryReader, load_documents
 from explorer.sources.manifest import parse_manifest
 from explorer.store import RunSummary, Store
+from explorer.store.scratch import new_session, require_room, scratch_root, sweep
 
 from . import embedders
 from .conftest import ROOT, ManifestBuilder, run_cli
@@ -363,3 +366,68 @@ def test_a_visitor_cannot_learn_from_the_counts_that_another_tenant_holds_a_text
     raw = {"manifest_version": 1, "documents": [entry, again]}
     summary = _ingest_as_visitor(db, raw, tmp_path)
     assert summary.vectors_computed == 0 and summary.vectors_reused > 0
+
+
+# Items 4 and 10: scratch space
+
+
+def _day_old(path: Path) -> None:
+    old = time.time() - 25 * 3600
+    os.utime(path, (old, old), follow_symlinks=False)
+
+
+def test_the_scratch_root_is_made_closed_and_a_link_or_open_folder_is_refused(
+    tmp_path: Path,
+) -> None:
+    root = scratch_root(tmp_path / "scratch")
+    assert stat.S_IMODE(root.stat().st_mode) == 0o700
+    session = new_session(root)
+    assert session.parent == root and stat.S_IMODE(session.stat().st_mode) == 0o700
+    victim = tmp_path / "victim"
+    victim.mkdir(0o700)
+    (tmp_path / "link").symlink_to(victim)
+    error = _refused(lambda: new_session(tmp_path / "link"), ErrorCode.IO_ERROR)
+    assert "not a folder of this user closed to others" in error.detail
+    (tmp_path / "open").mkdir(0o755)
+    _refused(lambda: scratch_root(tmp_path / "open"), ErrorCode.IO_ERROR)
+
+
+def test_clean_up_removes_only_stale_session_folders_and_never_follows_a_link(
+    tmp_path: Path,
+) -> None:
+    # Before: with the scratch folder a link, a page view removed the old folders of
+    # the folder it pointed to.
+    root = scratch_root(tmp_path / "scratch")
+    victim = tmp_path / "victim"
+    (victim / "session-kept").mkdir(parents=True)
+    (victim / "session-kept" / "data").write_text("precious")
+    _day_old(victim / "session-kept")
+    (root / "session-link").symlink_to(victim / "session-kept")
+    _day_old(root / "session-link")
+    mine, other, fresh = root / "session-old", root / "other-old", root / "session-new"
+    for folder in (mine, other, fresh):
+        folder.mkdir()
+        (folder / "index.db").write_bytes(b"x")
+    _day_old(mine)
+    _day_old(other)
+    assert sweep(root) == 1
+    assert not mine.exists() and other.exists() and fresh.exists()
+    assert (victim / "session-kept" / "data").read_text() == "precious"
+
+
+def test_a_session_and_all_sessions_have_a_size_cap(tmp_path: Path) -> None:
+    root = scratch_root(tmp_path / "scratch")
+    first, second = new_session(root), new_session(root)
+    (first / "index.db").write_bytes(b"x" * 3000)
+    require_room(root, second, session_bytes=2000, total_bytes=10_000)
+    error = _refused(
+        lambda: require_room(root, first, session_bytes=2000, total_bytes=10_000),
+        ErrorCode.SCRATCH_FULL,
+    )
+    assert error.detail.startswith("this session's scratch index holds 0 MiB, its limit")
+    (second / "index.db").write_bytes(b"x" * 1500)
+    error = _refused(
+        lambda: require_room(root, second, session_bytes=2000, total_bytes=4000),
+        ErrorCode.SCRATCH_FULL,
+    )
+    assert error.detail.startswith("the scratch indexes of all sessions hold")

@@ -82,14 +82,19 @@ def test_each_session_gets_its_own_scratch_index(
 ) -> None:
     unset_index_settings(monkeypatch)
     monkeypatch.setattr(index_tab, "SCRATCH_ROOT", tmp_path / "scratch")
-    stale, fresh = tmp_path / "scratch" / "stale", tmp_path / "scratch" / "fresh"
-    for folder in (stale, fresh):
-        folder.mkdir(parents=True)
+    (tmp_path / "scratch").mkdir(0o700)
+    stale, fresh = tmp_path / "scratch" / "session-stale", tmp_path / "scratch" / "session-fresh"
+    other = tmp_path / "scratch" / "not-a-session"
+    for folder in (stale, fresh, other):
+        folder.mkdir()
     day_old = time.time() - 25 * 3600
-    os.utime(stale, (day_old, day_old))
+    for folder in (stale, other):
+        os.utime(folder, (day_old, day_old))
     first, second = start(), start()
-    assert not stale.exists() and fresh.exists()  # untouched for a day: removed
+    assert "scratch_index" not in first.session_state  # a page view makes no folder
     ingest(first)
+    assert not stale.exists() and fresh.exists()  # untouched for a day: removed
+    assert other.exists()  # not one this program made
     assert first.success[0].value.startswith("run 1: added 2")
     ingest(second)
     assert second.success[0].value.startswith("run 1: added 2")  # not run 2: its own index
