@@ -18,6 +18,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import numpy as np
 import pytest
 from hypothesis import given
@@ -431,3 +432,41 @@ def test_a_session_and_all_sessions_have_a_size_cap(tmp_path: Path) -> None:
         ErrorCode.SCRATCH_FULL,
     )
     assert error.detail.startswith("the scratch indexes of all sessions hold")
+
+
+# The store says what it serves
+
+
+def test_documents_lists_each_served_documents_active_version_and_run(tmp_path: Path) -> None:
+    db = tmp_path / "index.db"
+    for manifest in ("manifest.json", "manifest-run2.json"):
+        result = run_cli("ingest", LIBRARY / manifest, "--db", db, "--embedder", "none")
+        assert result.code == 0, result.err
+    result = run_cli("documents", "--tenant", "acme", "--db", db, "--json")
+    assert result.code == 0, result.err
+    listed = json.loads(result.out)
+    jsonschema.validate(
+        listed, json.loads((ROOT / "schemas/store-documents.schema.json").read_text())
+    )
+    assert listed["kind"] == "explorer/documents" and listed["tenant"] == "acme"
+    by_id = {d["source_id"]: d for d in listed["documents"]}
+    assert "contact" not in by_id  # deleted by run 2
+    assert by_id["refund-policy"]["run_id"] == 2 and by_id["shipping"]["run_id"] == 1
+    assert by_id["refund-policy"]["version"] == "2"
+    assert set(by_id["shipping"]) == {
+        "source_id",
+        "version",
+        "revision",
+        "chunk_count",
+        "embedder",
+        "run_id",
+    }
+    assert by_id["shipping"]["embedder"] is None and by_id["shipping"]["chunk_count"] > 0
+    table = run_cli("documents", "--tenant", "acme", "--db", db)
+    lines = table.out.splitlines()
+    assert lines[0].split() == ["source", "version", "revision", "chunks", "embedder", "run"]
+    assert [line.split()[0] for line in lines[1:]] == sorted(by_id)
+    [refund] = [line.split() for line in lines if line.startswith("refund-policy ")]
+    assert (refund[1], refund[-1]) == ("2", "2")
+    other = run_cli("documents", "--tenant", "globex", "--db", db)
+    assert (other.code, other.err) == (0, "the index serves no document to tenant 'globex'\n")

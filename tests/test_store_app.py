@@ -171,3 +171,15 @@ def test_the_tab_shows_vectors_per_run_the_search_mode_and_citations(
     assert first["Offsets"].startswith("[") and first["Lines"] and float(first["Score"]) > 0
     at.radio(key="search_mode").set_value(SearchMode.BM25).run()
     assert any("No active chunk" in info.value for info in at.info)
+
+
+def test_the_tab_lists_what_each_tenant_is_served(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = start_shared(tmp_path, monkeypatch, "acme")
+    ingest(at, "manifest.json")
+    served = table_with(at, "Revision")
+    assert list(served["Source"]) == sorted(served["Source"])
+    assert "refund-policy" in list(served["Source"])
+    assert set(served["Run"]) == {"1"} and set(served["Version"]) >= {"1"}
+    assert all(embedder.startswith("wordllama-") for embedder in served["Embedder"])

@@ -148,11 +148,16 @@ def show_index(store: Store, may_see: Callable[[str], bool]) -> None:
     if failures:
         st.caption("Documents a run did not write (their previous version stayed served):")
         st.table(markdown_rows(failures))
-    st.subheader("Search the active versions")
+    st.subheader("Served documents and search")
     tenants = [tenant for tenant in store.tenants() if may_see(tenant)]
     if tenants:
         left, middle, right = st.columns([2, 5, 1])
         tenant = left.selectbox("Tenant", tenants, key="tenant")
+        st.caption(
+            f"What tenant {markdown_literal(repr(tenant))} is served: each document's active "
+            "version, and the run that made it active (`explorer documents`)."
+        )
+        st.table(markdown_rows([document.cells() for document in store.documents(tenant)]))
         query = middle.text_input("Query", key="query")
         k = right.number_input("Hits", 1, 50, 5, key="hits")
         mode = (

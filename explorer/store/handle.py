@@ -19,7 +19,7 @@ from . import queries
 from .apply import Checkpoint, RunSummary, apply_plan, no_checkpoint
 from .lock import RUN_WAIT_SECONDS, run_in_progress, run_lock
 from .plan import StatusRow, check_scope, plan_run
-from .queries import Failure, Hit, Receipt, RunRow, SearchMode
+from .queries import Failure, Hit, Receipt, RunRow, SearchMode, ServedDocument
 from .schema import connect, storage_error
 
 P = ParamSpec("P")
@@ -110,6 +110,11 @@ class Store:
     @_translated
     def receipts(self) -> list[Receipt]:
         return queries.receipts(self._db)
+
+    @_translated
+    def documents(self, tenant: str) -> list[ServedDocument]:
+        """What the index serves to `tenant`: each document's active version."""
+        return queries.served_documents(self._db, tenant)
 
     @_translated
     def tenants(self) -> list[str]:
