@@ -84,6 +84,26 @@ def test_locating_ignoring_whitespace_is_linear_in_the_document() -> None:
     assert placement.notes == ("d: chunk 1 was located ignoring whitespace",)
 
 
+def test_chunks_located_loosely_in_order_scan_the_document_about_once() -> None:
+    # Before: each chunk was first searched for exactly through the rest of the document.
+    lines = [f"line{i}  says  something\n" for i in range(40_000)]
+    text = "# T\n\n" + "".join(lines)
+    chunks = [{"source_id": "d", "text": " ".join(line.split())} for line in lines]
+    with cpu_seconds_at_most(3):
+        placement = place(_file(chunks), [_document(text)])
+    assert placement.chunk_count == 40_000
+    assert placement.spans["d"][1] == (text.index("line1 "), text.index("line1 ") + 22)
+
+
+def test_the_first_place_wins_and_is_exact_when_the_whole_text_stands_there() -> None:
+    text = "# T\n\nab  cd then ab cd\n"
+    placement = place(_file([{"source_id": "d", "text": "ab cd"}]), [_document(text)])
+    assert placement.spans == {"d": [(5, 11)]}  # loose, before the exact one
+    padded = [{"source_id": "d", "text": "\n\nab  cd"}]
+    assert place(_file(padded), [_document(text)]).spans == {"d": [(3, 11)]}
+    assert place(_file(padded), [_document(text)]).notes == ()
+
+
 def test_skip_failed_costs_one_pass_per_chunk_it_cannot_place() -> None:
     # Before: each failed chunk tried its pattern at every "a" (100 words each time).
     text = "# T\n\n" + "a " * 50_000

@@ -107,18 +107,24 @@ class Document:
         return _Runs.of(self.text)
 
     def locate(self, entry: Entry, origin: int) -> Placed:
-        """The chunk's first place from `origin` on: exactly, else ignoring whitespace.
-        Both are one linear search (`str.find`), so a chunk that is nowhere costs one
-        pass over the rest of the document, never a backtracking pattern."""
+        """The chunk's first place from `origin` on, where its text stands without its
+        whitespace: exactly if its whole text stands there, else loosely. One linear
+        search (`str.find` on the text without whitespace) that stops at that place, so
+        placing the chunks of a file in order scans the document about once; a chunk
+        that is nowhere costs one pass over the rest of it."""
         text = normalize_newlines(entry.text)
-        at = self.text.find(text, origin)
-        if at >= 0:
-            return Placed((at, at + len(text)))
         bare = "".join(_NON_BLANK.findall(text))
         if bare:
             span = self._runs.find(bare, origin)
             if span is not None:
+                at = span[0] - (len(text) - len(text.lstrip()))
+                if at >= origin and self.text.startswith(text, at):
+                    return Placed((at, at + len(text)))
                 return Placed(span, loose=True)
+        else:  # only whitespace: exactly or not at all
+            at = self.text.find(text, origin)
+            if at >= 0:
+                return Placed((at, at + len(text)))
         raise ExplorerError(
             ErrorCode.CHUNK_NOT_FOUND,
             f"{self.where(entry)} is not in the document from offset {origin} on, exactly "
