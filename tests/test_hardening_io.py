@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from explorer.checking.validate import validate_index_bytes, validate_index_file
 from explorer.chunking.imports import ChunkFile, place
+from explorer.chunking.locate import Document, Entry
 from explorer.errors import ErrorCode, ExplorerError
 from explorer.jsonio import Counts, count_json
 from explorer.pipeline import Settings
@@ -114,6 +115,44 @@ def test_skip_failed_costs_one_pass_per_chunk_it_cannot_place() -> None:
         )
     assert placement.chunk_count == 1
     assert "skipped 300 chunks" in placement.notes[-1]
+
+
+def test_skip_failed_makes_no_pass_over_the_document_per_chunk_once_one_failed() -> None:
+    # Before: each chunk that is nowhere was searched for through the whole megabyte,
+    # twice (about 10 ms each).
+    text = "# T\n\n" + "a " * 500_000
+    failing = [{"source_id": "d", "text": f"a a a b{i}"} for i in range(20_000)]
+    late = [{"source_id": "d", "text": "a " * 20 + "a"}] * 2
+    with cpu_seconds_at_most(3):
+        placement = place(_file([*late, *failing], True), [_document(text)])
+    assert placement.chunk_count == 2
+    assert "skipped 20000 chunks" in placement.notes[-1]
+
+
+@given(
+    st.text(alphabet="ab \n", max_size=60),
+    st.lists(st.tuples(st.text(alphabet="ab ", min_size=1, max_size=12), st.integers(0, 60))),
+)
+def test_a_search_after_a_failure_finds_what_str_find_finds(
+    text: str, searches: list[tuple[str, int]]
+) -> None:
+    document = Document("d", text)
+    with pytest.raises(ExplorerError):  # arms the pieces of the text
+        document.locate(Entry(1, "zz", None, None, None, None), 0)
+    bare = "".join(text.split())
+    for piece, origin in searches:
+        want = "".join(piece.split())
+        if not want:
+            continue
+        begin = len("".join(text[:origin].split()))
+        try:
+            placed = document.locate(Entry(1, piece, None, None, None, None), origin)
+        except ExplorerError:
+            assert bare.find(want, begin) < 0
+        else:
+            start, end = placed.span
+            assert start >= origin and "".join(text[start:end].split()) == want
+            assert len("".join(text[:start].split())) == bare.find(want, begin)
 
 
 def test_matching_chunks_to_documents_by_path_does_not_scan_every_document() -> None:
