@@ -77,7 +77,7 @@ from .sources.loading import (
 from .sources.manifest import Manifest, parse_manifest, require_unique_source_ids
 from .sources.uploads import manifest_json
 from .store import DEFAULT_DB, Failure, Receipt, RunRow, SearchMode, Store
-from .store.wire import history_output, ingest_output, search_output
+from .store.wire import documents_output, history_output, ingest_output, search_output
 
 if TYPE_CHECKING:
     from .engines.ray import RayRun
@@ -452,6 +452,14 @@ def _parser() -> argparse.ArgumentParser:
     find.add_argument("--embedder", default=DEFAULT_EMBEDDER, help=embedder_help)
     find.add_argument("--json", action="store_true", help="print the hits as one JSON document")
 
+    served = commands.add_parser(
+        "documents",
+        help="What the index serves to one tenant: each document's active version.",
+    )
+    served.add_argument("--tenant", required=True, help="the access_scope to list")
+    served.add_argument("--db", type=Path, default=DEFAULT_DB)
+    served.add_argument("--json", action="store_true", help="print them as one JSON document")
+
     runs = commands.add_parser("history", help="Runs before and after, and deletion receipts.")
     runs.add_argument("--db", type=Path, default=DEFAULT_DB)
     runs.add_argument("--json", action="store_true", help="print the history as one JSON document")
@@ -685,9 +693,7 @@ def _folder_name(source_id: str) -> str:
 
 
 def _existing_store(path: Path) -> Store:
-    if not path.is_file():
-        raise ExplorerError(ErrorCode.IO_ERROR, f"no index at {str(path)!r}: run ingest first")
-    return Store(path)
+    return Store(path, create=False)
 
 
 def _compare(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
@@ -819,6 +825,41 @@ def _search(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     return 0
 
 
+def _documents(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    with _existing_store(args.db) as store:
+        documents = store.documents(args.tenant)
+    if args.json:
+        stdout.write(dump_json(documents_output(args.tenant, documents).model_dump(mode="json")))
+        return 0
+    stdout.write(_table([document.cells() for document in documents], _DOCUMENT_WIDTHS))
+    if not documents:
+        print(f"the index serves no document to tenant {args.tenant!r}", file=stderr)
+    return 0
+
+
+_DOCUMENT_WIDTHS = {
+    "Source": -24,
+    "Version": -10,
+    "Revision": -12,
+    "Chunks": 7,
+    "Embedder": -20,
+    "Run": 4,
+}
+
+
+def _table(rows: list[dict[str, str]], widths: dict[str, int]) -> str:
+    """Rows of cells as aligned columns under a header of their names (a negative width
+    aligns left)."""
+
+    def row(cells: dict[str, str]) -> str:
+        return " ".join(
+            cells[name].ljust(-width) if width < 0 else cells[name].rjust(width)
+            for name, width in widths.items()
+        ).rstrip()
+
+    return "\n".join([row({name: name.lower() for name in widths}), *map(row, rows)]) + "\n"
+
+
 def _history(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     with _existing_store(args.db) as store:
         runs, failures, receipts = store.history(), store.failures(), store.receipts()
@@ -845,17 +886,10 @@ def _history_table(runs: list[RunRow], failures: list[Failure], receipts: list[R
         "Vectors": 22,
     }
 
-    def row(cells: dict[str, str]) -> str:
-        return " ".join(
-            cells[name].ljust(-width) if width < 0 else cells[name].rjust(width)
-            for name, width in widths.items()
-        )
-
-    lines = [row({name: name.lower() for name in widths})]
-    lines += [row(run.cells()) for run in runs]
-    lines += [failure.line() for failure in failures]
-    lines += [receipt.line() for receipt in receipts]
-    return "\n".join(lines) + "\n"
+    lines = [_table([run.cells() for run in runs], widths)]
+    lines += [failure.line() + "\n" for failure in failures]
+    lines += [receipt.line() + "\n" for receipt in receipts]
+    return "".join(lines)
 
 
 def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
@@ -940,8 +974,7 @@ def _questions(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     config = _one_config(args)
     generator = load_generator(args.generator) if args.generator else None  # before any work
     _, load = _load(args, stderr)
-    documents, notes = readable(load.documents, config, config.label())
-    _print_notes(stderr, config.label(), notes)
+    documents = _readable(load, config, stderr)
     index = build_index(documents, config, _limits(args))
     texts = {document["source_id"]: document["text"] for document in documents}
     passages = boundary_passages(texts, index["chunks"])
@@ -973,6 +1006,7 @@ HANDLERS: dict[str, Handler] = {
     "ingest": _ingest,
     "search": _search,
     "history": _history,
+    "documents": _documents,
     "evaluate": _evaluate,
     "questions": _questions,
 }

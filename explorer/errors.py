@@ -53,6 +53,8 @@ class ErrorCode(StrEnum):
     UNSAFE_PARAMETER = "unsafe_parameter"
     LIBRARY_TIMEOUT = "library_timeout"
     LIBRARY_FAILED = "library_failed"
+    # The app's scratch indexes (explorer/store/scratch.py)
+    SCRATCH_FULL = "scratch_full"
     # Anything else the command line or the app is given
     NO_DOCUMENTS = "no_documents"
     INVALID_UPLOAD = "invalid_upload"

@@ -44,7 +44,7 @@ PLAIN = {
         b"Express parcels arrive the next day when ordered before noon.\n"
     ),
 }
-QUESTIONS = {
+QUESTIONS: dict[str, Any] = {
     "questions_version": 1,
     "questions": [
         {

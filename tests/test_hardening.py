@@ -194,7 +194,7 @@ def test_the_real_corpus_stays_within_the_default_limits() -> None:
     documents = load_documents(manifest, MappingReader(files)).documents
     assert len(documents) > 200
     for policy in ("fixed-char", "paragraph", "heading-aware"):
-        readable_ones, _ = readable(documents, make_config(policy), policy)
+        readable_ones = readable(documents, make_config(policy), policy).documents
         assert len(readable_ones) > 200
         index = build_index(readable_ones, make_config(policy))
         assert 0 < len(index["chunks"]) <= Limits().chunks_per_index // 4

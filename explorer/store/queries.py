@@ -357,6 +357,44 @@ def _remember(db: sqlite3.Connection, tenant: str, key: str, k: int, hits: list[
         db.execute(f"PRAGMA busy_timeout = {int(BUSY_SECONDS * 1000)}")
 
 
+@strict_shape
+@dataclass(frozen=True)
+class ServedDocument:
+    """A document the index serves to a tenant: its active version, and the run that
+    made that version active."""
+
+    source_id: str
+    version: str
+    revision: Annotated[str, Field(description="the served text's document_revision")]
+    chunk_count: int
+    embedder: Annotated[str | None, Field(description="what embedded its chunks, or null")]
+    run_id: Annotated[int, Field(description="the run that made this version active")]
+
+    def cells(self) -> dict[str, str]:
+        """The document as the CLI's table and the app's show it."""
+        return {
+            "Source": self.source_id,
+            "Version": self.version,
+            "Revision": self.revision[:12],
+            "Chunks": str(self.chunk_count),
+            "Embedder": self.embedder or "none",
+            "Run": str(self.run_id),
+        }
+
+
+def served_documents(db: sqlite3.Connection, tenant: str) -> list[ServedDocument]:
+    """What the index serves to `tenant`, by source_id."""
+    return [
+        ServedDocument(*row)
+        for row in db.execute(
+            "SELECT d.source_id, v.version, v.document_revision, v.chunk_count, v.embedder, "
+            "v.run_id FROM documents d JOIN versions v ON v.version_id = d.active_version "
+            "WHERE d.tenant = ? ORDER BY d.source_id",
+            (tenant,),
+        )
+    ]
+
+
 def served_versions(db: sqlite3.Connection) -> dict[Key, Served]:
     return {
         (tenant, source_id): Served(revision, config_digest, embedder)
