@@ -46,7 +46,8 @@ class Passage:
 def boundary_passages(texts: Mapping[str, str], chunks: Sequence[ChunkRecord]) -> list[Passage]:
     """For each pair of consecutive chunks of one section, the last sentence that only
     the first holds and the first sentence past its end, as one passage that no chunk
-    holds whole (capped at `MAX_SIDE` characters a side, cut between words)."""
+    holds whole (capped at `MAX_SIDE` characters a side, cut between words). A pair
+    whose sides are not both prose (`_prose`) gives none."""
     passages: list[Passage] = []
     seen: set[tuple[str, int, int]] = set()
     for first, second in _neighbours(chunks):
@@ -55,11 +56,29 @@ def boundary_passages(texts: Mapping[str, str], chunks: Sequence[ChunkRecord]) -
         end = _first_sentence_end(text, first["end"], second["end"])
         if start is None or end is None:
             continue
+        cut = min(first["end"], second["start"])
+        if not (_prose(text[start:cut]) and _prose(text[first["end"] : end])):
+            continue
         key = (first["source_id"], start, end)
         if key not in seen:
             seen.add(key)
             passages.append(Passage(*key, first["end"], text[start:end]))
     return passages
+
+
+_WORD = re.compile(r"[^\W\d_]{2,}")
+_MARKUP_LINE = ("```", "~~~", "|", "<", "///", "![", "    ")
+_TAG = re.compile(r"</?[A-Za-z!][^>\n]*>|\">")  # an HTML tag, or the end of one
+
+
+def _prose(side: str) -> bool:
+    """Sentences a reader can ask about: four words or more, mostly letters, no HTML
+    tag, and no line of a code fence, table or image."""
+    words = _WORD.findall(side)
+    letters = sum(len(word) for word in words)
+    if len(words) < 4 or letters < 0.6 * len("".join(side.split())) or _TAG.search(side):
+        return False
+    return not any(line.startswith(_MARKUP_LINE) for line in side.split("\n"))
 
 
 def _neighbours(chunks: Sequence[ChunkRecord]) -> Iterator[tuple[ChunkRecord, ChunkRecord]]:
