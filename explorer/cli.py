@@ -42,6 +42,7 @@ from .jsonio import dump_json
 from .limits import (
     DEFAULT_LIMITS,
     MAX_CHUNKS_LIMIT,
+    MAX_PAGES_LIMIT,
     MAX_SPAN_CHECK_WORK_LIMIT,
     Limits,
 )
@@ -57,7 +58,7 @@ from .retrieval.evaluate import (
     parse_questions,
     sweep_columns,
 )
-from .sources.drafts import draft_manifest, text_files_under
+from .sources.drafts import document_files_under, draft_manifest
 from .sources.loading import (
     DEFAULT_MAX_DOCUMENT_BYTES,
     DEFAULT_MAX_TOTAL_BYTES,
@@ -135,6 +136,13 @@ def _limit_options(sub: argparse.ArgumentParser) -> None:
         type=partial(_positive, maximum=MAX_SPAN_CHECK_WORK_LIMIT),
         default=DEFAULT_LIMITS.span_check_work,
         help=f"refuse more span checks times chunks (default: {DEFAULT_LIMITS.span_check_work:,})",
+    )
+    sub.add_argument(
+        "--max-pages",
+        type=partial(_positive, maximum=MAX_PAGES_LIMIT),
+        default=DEFAULT_LIMITS.pages_per_document,
+        help=f"refuse a PDF of more pages (default: {DEFAULT_LIMITS.pages_per_document:,}, "
+        f"at most {MAX_PAGES_LIMIT:,})",
     )
 
 
@@ -343,7 +351,9 @@ def _ray_run(args: argparse.Namespace) -> RayRun:
 
 
 def _limits(args: argparse.Namespace) -> Limits:
-    return Limits(args.max_document_chunks, args.max_chunks, args.max_span_check_work)
+    return Limits(
+        args.max_document_chunks, args.max_chunks, args.max_span_check_work, args.max_pages
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -379,7 +389,8 @@ def _parser() -> argparse.ArgumentParser:
 
     draft = commands.add_parser(
         "manifest",
-        help="Write a manifest for a folder's .md and .txt files, each pinned to its SHA-256.",
+        help="Write a manifest for a folder's .md, .txt, .pdf, .docx and .html files, each "
+        "pinned to its SHA-256.",
     )
     draft.add_argument("folder", type=Path, help="the folder; paths are relative to it")
     draft.add_argument(
@@ -477,7 +488,14 @@ def _load(
     if args.command != "ingest":  # one index keyed by source_id
         require_unique_source_ids(manifest)
     reader = DirectoryReader(args.manifest.parent)
-    load = load_documents(manifest, reader, args.max_document_bytes, args.max_total_bytes, grammar)
+    load = load_documents(
+        manifest,
+        reader,
+        args.max_document_bytes,
+        args.max_total_bytes,
+        grammar,
+        args.max_pages,
+    )
     # A persistent index records failures and keeps serving the old version: no refusal.
     proceed = args.skip_failed or args.command == "ingest"
     for line in failure_lines(load.failures, proceed):
@@ -686,7 +704,7 @@ def _validate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         reader = DirectoryReader(args.manifest.parent)
         grammar = grammar_for(index.config)
         load = load_documents(
-            manifest, reader, args.max_document_bytes, args.max_total_bytes, grammar
+            manifest, reader, args.max_document_bytes, args.max_total_bytes, grammar, args.max_pages
         )
         check_against_sources(index.documents, load)
     print(f"valid {index.index_id}", file=stdout)
@@ -694,7 +712,7 @@ def _validate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
 
 def _manifest(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    manifest = draft_manifest(text_files_under(args.folder, args.max_document_bytes))
+    manifest = draft_manifest(document_files_under(args.folder, args.max_document_bytes))
     content = manifest_json(manifest).encode("utf-8")
     _emit(lambda write: write(content), args.out, stdout)
     print(f"{len(manifest.documents)} documents", file=stderr)

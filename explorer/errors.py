@@ -47,6 +47,12 @@ class ErrorCode(StrEnum):
     # Running on a cluster (explorer/engine_ray.py)
     ENGINE_UNAVAILABLE = "engine_unavailable"
     WORKER_LOST = "worker_lost"
+    # Converting a document (PDF, Word, HTML: explorer/sources/convert/)
+    ENCRYPTED_DOCUMENT = "encrypted_document"
+    NO_TEXT_LAYER = "no_text_layer"
+    CORRUPT_DOCUMENT = "corrupt_document"
+    NOT_A_DOCX = "not_a_docx"
+    TOO_MANY_PAGES = "too_many_pages"
     # Anything else the command line or the app is given
     NO_DOCUMENTS = "no_documents"
     INVALID_UPLOAD = "invalid_upload"

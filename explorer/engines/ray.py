@@ -151,7 +151,9 @@ def load_shard(
     _out_of_the_collectors_way()
     prefixes = [chunk_id_prefix(config) for config in configs]
     for position, entry in entries:
-        status, record, read = load_one(entry, reader, max_bytes, grammar)
+        status, record, read = load_one(
+            entry, reader, max_bytes, grammar, limits.pages_per_document
+        )
         if record is None:
             yield DocumentPiece(position, status, read, b"", ()), None, []
             continue

@@ -1,0 +1,54 @@
+"""HTML to Markdown: the page's body, without scripts, styles or navigation, by
+markdownify (headings `h1`-`h6` as `#` lines)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+
+from .base import Converted, ConverterInfo, versions
+
+# Elements whose content is not the page's text.
+_DROPPED = ("head", "script", "style", "noscript", "template", "nav", "svg", "iframe", "img")
+_BLANK_LINES = re.compile(r"\n{3,}")
+# What a normalized text never holds: carriage returns (as line breaks) and NULs.
+_LINE_BREAKS = re.compile(r"\r\n?")
+
+
+@cache
+def _info() -> ConverterInfo:
+    options: dict[str, str | int] = {"headings": "atx", "dropped": ",".join(_DROPPED)}
+    return {
+        "name": "markdownify",
+        "version": versions("markdownify", "beautifulsoup4"),
+        "options": options,
+    }
+
+
+def html_markdown(html: str | bytes) -> str:
+    """The Markdown of an HTML page or fragment (bytes decoded as the page declares)."""
+    from bs4 import BeautifulSoup
+    from markdownify import MarkdownConverter
+
+    soup = BeautifulSoup(html, "html.parser")
+    for element in soup.find_all(_DROPPED):
+        element.decompose()
+    body = soup.body or soup
+    markdown = MarkdownConverter(heading_style="ATX", bullets="-").convert_soup(body)
+    markdown = _LINE_BREAKS.sub("\n", markdown).replace("\x00", "")
+    return _BLANK_LINES.sub("\n\n", markdown).strip() + "\n"
+
+
+@dataclass(frozen=True)
+class HtmlConverter:
+    suffixes: tuple[str, ...] = (".html", ".htm")
+
+    def info(self) -> ConverterInfo:
+        return _info()
+
+    def convert(self, path: str, data: bytes, max_pages: int) -> Converted:
+        return Converted(html_markdown(data))
+
+
+HTML = HtmlConverter()
