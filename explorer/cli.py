@@ -101,7 +101,7 @@ def _positive(value: str, maximum: int = 1_000_000_000) -> int:
 
 
 def _size_options(sub: argparse.ArgumentParser) -> None:
-    """How many bytes of sources a manifest may have read."""
+    """How many bytes of sources a manifest may have read, and how many pages a PDF."""
     sub.add_argument(
         "--max-document-bytes",
         type=partial(_positive, maximum=MAX_DOCUMENT_BYTES_LIMIT),
@@ -113,6 +113,13 @@ def _size_options(sub: argparse.ArgumentParser) -> None:
         type=partial(_positive, maximum=MAX_TOTAL_BYTES_LIMIT),
         default=DEFAULT_MAX_TOTAL_BYTES,
         help="refuse sources that hold more together (default: 256 MiB, at most 4 GiB)",
+    )
+    sub.add_argument(
+        "--max-pages",
+        type=partial(_positive, maximum=MAX_PAGES_LIMIT),
+        default=DEFAULT_LIMITS.pages_per_document,
+        help=f"refuse a PDF of more pages (default: {DEFAULT_LIMITS.pages_per_document:,}, "
+        f"at most {MAX_PAGES_LIMIT:,})",
     )
 
 
@@ -136,13 +143,6 @@ def _limit_options(sub: argparse.ArgumentParser) -> None:
         type=partial(_positive, maximum=MAX_SPAN_CHECK_WORK_LIMIT),
         default=DEFAULT_LIMITS.span_check_work,
         help=f"refuse more span checks times chunks (default: {DEFAULT_LIMITS.span_check_work:,})",
-    )
-    sub.add_argument(
-        "--max-pages",
-        type=partial(_positive, maximum=MAX_PAGES_LIMIT),
-        default=DEFAULT_LIMITS.pages_per_document,
-        help=f"refuse a PDF of more pages (default: {DEFAULT_LIMITS.pages_per_document:,}, "
-        f"at most {MAX_PAGES_LIMIT:,})",
     )
 
 
@@ -755,8 +755,9 @@ def _search(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         return 0
     for hit in hits:
         cells = hit.cells()
+        pages = f" {cells['Pages']}" if cells["Pages"] else ""
         print(
-            f"{hit.source_id} v{hit.version} lines {cells['Lines']} {cells['Offsets']} "
+            f"{hit.source_id} v{hit.version} lines {cells['Lines']}{pages} {cells['Offsets']} "
             f"{cells['Chunk']} {cells['Score']} §{cells['Section']!r}  {cells['Snippet']}",
             file=stdout,
         )

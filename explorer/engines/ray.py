@@ -422,7 +422,7 @@ def ray_write_index(
 # k, which the driver merges, ties broken by chunk order as one process breaks them.
 
 PlacedOrRefused = PlacedQuestion | tuple[ErrorCode, str]
-Where = tuple[str, str, int, int]  # a chunk's id, source_id, start and end
+Where = tuple[str, str, int, int, list[int] | None]  # a chunk's id, source_id, start, end, pages
 
 
 class ShardSummary(NamedTuple):
@@ -480,7 +480,10 @@ def evaluate_shard(
                 placed.append((number, (error.code, error.detail)))
         for column, column_records in zip(chunks, records, strict=True):
             column.extend(column_records)
-    where = [[(c["chunk_id"], c["source_id"], c["start"], c["end"]) for c in cs] for cs in chunks]
+    where = [
+        [(c["chunk_id"], c["source_id"], c["start"], c["end"], c.get("pages")) for c in cs]
+        for cs in chunks
+    ]
     chars = [sum(c["end"] - c["start"] for c in cs) for cs in chunks]
     texts = [[c["text"] for c in cs] for cs in chunks]
     if retriever_name == "bm25":
@@ -515,7 +518,10 @@ def score_shard(
             matrix = cosines(asked, material.vectors[column])
         found.append(
             [
-                [(-float(row[i]), shard, i, Hit(*where[i], float(row[i]))) for i in top_k(row, k)]
+                [
+                    (-float(row[i]), shard, i, Hit(*where[i][:4], float(row[i]), where[i][4]))
+                    for i in top_k(row, k)
+                ]
                 for row in matrix
             ]
         )

@@ -19,7 +19,7 @@ import logging
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Literal, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Annotated, Literal, NamedTuple, NotRequired, Protocol
 
 from pydantic import ConfigDict, Field, TypeAdapter, model_validator
 from typing_extensions import TypedDict
@@ -473,6 +473,7 @@ class RetrievedChunk(TypedDict):
     end: int
     rank: int
     score: float
+    pages: NotRequired[list[int]]  # a PDF's chunk: the pages it lies on
 
 
 @strict_shape
@@ -538,12 +539,14 @@ class Hit(NamedTuple):
     start: int
     end: int
     score: float
+    pages: list[int] | None = None
 
 
 def question_result(question: PlacedQuestion, hits: Sequence[Hit]) -> QuestionResult:
     """A question's figures from its top k chunks, best first."""
-    retrieved: list[RetrievedChunk] = [
-        {
+    retrieved: list[RetrievedChunk] = []
+    for rank, hit in enumerate(hits, 1):
+        chunk: RetrievedChunk = {
             "chunk_id": hit.chunk_id,
             "source_id": hit.source_id,
             "start": hit.start,
@@ -551,8 +554,9 @@ def question_result(question: PlacedQuestion, hits: Sequence[Hit]) -> QuestionRe
             "rank": rank,
             "score": _figure(hit.score),
         }
-        for rank, hit in enumerate(hits, 1)
-    ]
+        if hit.pages is not None:
+            chunk["pages"] = hit.pages
+        retrieved.append(chunk)
     figures = score(question.references, [(h.source_id, h.start, h.end) for h in hits])
     return {
         "id": question.id,
@@ -578,7 +582,14 @@ def evaluate_chunks(
         question_result(
             question,
             [
-                Hit(c["chunk_id"], c["source_id"], c["start"], c["end"], float(row[i]))
+                Hit(
+                    c["chunk_id"],
+                    c["source_id"],
+                    c["start"],
+                    c["end"],
+                    float(row[i]),
+                    c.get("pages"),
+                )
                 for i in top_k(row, k)
                 for c in (chunks[i],)
             ],
