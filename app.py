@@ -192,7 +192,8 @@ def choose_source(
         return sha(data.decode()), _loader(manifest, reader), manifest, {}
     if source == SOURCES[1]:
         uploads = sidebar.file_uploader(
-            "manifest.json with its files, one .zip, or plain .md / .txt files",
+            "manifest.json with its files, one .zip, or plain .md / .txt / .pdf / .docx / "
+            ".html files",
             accept_multiple_files=True,
             key="upload",
             help=f"Each document may hold up to {DEFAULT_MAX_DOCUMENT_BYTES // 2**20} MiB here "

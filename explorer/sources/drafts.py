@@ -120,6 +120,26 @@ _ADVICE = {
     ErrorCode.NOT_UTF8: "Save the file as UTF-8, then pin its new SHA-256.",
     ErrorCode.NUL_BYTE: "Remove the NUL bytes (is it a text file?), then pin its new SHA-256.",
     ErrorCode.EMPTY_DOCUMENT: "Give the file some text, or remove it from the manifest.",
+    ErrorCode.ENCRYPTED_DOCUMENT: (
+        "The PDF needs a password to open: save a copy without one (open it and print it "
+        "to a new PDF), then upload that copy."
+    ),
+    ErrorCode.NO_TEXT_LAYER: (
+        "The PDF holds pictures of pages and no text (a scan): run OCR on it first (for "
+        "example ocrmypdf), then upload the new file."
+    ),
+    ErrorCode.CORRUPT_DOCUMENT: (
+        "The file is damaged or cut short: open it in its program, save or export it "
+        "again, then upload the new file."
+    ),
+    ErrorCode.NOT_A_DOCX: (
+        "The file is not a Word .docx (perhaps an old .doc): open it in Word or "
+        "LibreOffice, save it as .docx, then upload that."
+    ),
+    ErrorCode.TOO_MANY_PAGES: (
+        "The PDF has more pages than the app reads: split it, or use the command line, "
+        "whose --max-pages raises the limit."
+    ),
     ErrorCode.HEADING_REQUIRED: (
         "Choose the markdown grammar (in the app's sidebar; --grammar markdown on the "
         "command line), which reads a text without a leading heading; or start the text "
