@@ -48,6 +48,7 @@ schemas: $(DEV_STAMP)
 
 bench: $(DEV_STAMP)
 	PYTHONPATH=. $(BIN)/python scripts/bench.py
+	PYTHONPATH=. $(BIN)/python scripts/bench_convert.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -13,8 +13,9 @@ from ...limits import DEFAULT_LIMITS, MAX_PAGES_LIMIT
 from ...models import PlainText, strict_shape
 
 DEFAULT_MAX_PAGES = DEFAULT_LIMITS.pages_per_document
-# A Word file unpacks to at most this many times its own size (a zip bomb is refused).
-MAX_UNPACKED_RATIO = 50
+# A Word file unpacks to at most this many times its own size, or 8 MiB if more: a zip
+# bomb is refused, and mammoth (which reads about 0.2 MB of XML a second) is bounded.
+MAX_UNPACKED_RATIO = 20
 
 
 @strict_shape

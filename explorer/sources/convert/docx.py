@@ -14,7 +14,7 @@ from .html import html_markdown
 
 _ZIP_MAGIC = b"PK\x03\x04"
 # The least a Word file may unpack to, however small it is.
-_MIN_UNPACKED = 16 * 1024 * 1024
+_MIN_UNPACKED = 8 * 1024 * 1024
 
 
 @cache
