@@ -17,6 +17,7 @@ from explorer.chunking.index import build_index, chunk_pages, page_label
 from explorer.chunking.policies import make_config
 from explorer.errors import ErrorCode, ExplorerError
 from explorer.sources import convert as conversion
+from explorer.sources.convert.html import MAX_DEPTH
 from explorer.sources.convert.pdf import PdfConverter
 from explorer.sources.loading import DirectoryReader, MappingReader, decode_source, load_documents
 from explorer.sources.manifest import parse_manifest
@@ -225,6 +226,26 @@ def test_a_pdf_over_the_page_limit_is_refused_before_its_text_is_read() -> None:
     error = refusal("guide.pdf", GUIDE, max_pages=2)
     assert error.code is ErrorCode.TOO_MANY_PAGES and "--max-pages" in error.detail
     assert loaded("guide.pdf", GUIDE, max_pages=3)["page_starts"] == [0, 166, 313]
+
+
+def test_html_nested_past_what_the_converter_reads_is_refused_not_a_traceback() -> None:
+    def nested(depth: int) -> bytes:
+        return b"<div>" * depth + b"<h1>Deep</h1>" + b"</div>" * depth
+
+    assert loaded("ok.html", nested(MAX_DEPTH - 1))["text"] == "# Deep\n"
+    for depth in (MAX_DEPTH + 1, 20_000):
+        error = refusal("deep.html", nested(depth))
+        assert error.code is ErrorCode.CORRUPT_DOCUMENT and "nests" in error.detail
+
+
+def test_a_word_file_whose_reader_fails_is_refused_not_a_traceback() -> None:
+    body = b"<w:tbl><w:tr><w:tc>" * 2000 + b"</w:tc></w:tr></w:tbl>" * 2000
+    document = (
+        b'<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">'
+        b"<w:body>" + body + b"</w:body></w:document>"
+    )
+    nested = zipped({"word/document.xml": document, "[Content_Types].xml": b"<Types/>"})
+    assert refusal("nested.docx", nested).code is ErrorCode.CORRUPT_DOCUMENT
 
 
 def test_a_word_file_that_unpacks_to_too_much_is_refused() -> None:

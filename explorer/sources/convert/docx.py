@@ -62,7 +62,7 @@ class DocxConverter:
             html = mammoth.convert_to_html(io.BytesIO(data)).value
         except Exception as error:
             raise corrupt(path, "Word file", type(error).__name__) from None
-        return Converted(html_markdown(html))
+        return Converted(html_markdown(path, html))
 
 
 DOCX = DocxConverter()
