@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from explorer.chunking.index import build_index, chunk_pages, page_label
 from explorer.chunking.policies import make_config
@@ -341,3 +343,45 @@ def test_a_documents_revision_is_loaded_the_same_from_disk(make_manifest: Manife
     )
     assert [d["source_id"] for d in load.documents] == ["guide", "handbook", "faq"]
     assert load.documents[0] == loaded("guide.pdf", GUIDE)
+
+
+# --- invariants ----------------------------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    suffix=st.sampled_from([".pdf", ".docx", ".html"]),
+    cuts=st.lists(st.tuples(st.integers(0, 40_000), st.binary(max_size=8)), max_size=4),
+    length=st.integers(0, 40_000),
+)
+def test_a_damaged_file_loads_or_is_refused_with_a_code(
+    suffix: str, cuts: list[tuple[int, bytes]], length: int
+) -> None:
+    """Real files with bytes overwritten and cut short: a record, or an ExplorerError."""
+    data = bytearray(
+        FOLDER[{".pdf": "guide.pdf", ".docx": "handbook.docx", ".html": "faq.html"}[suffix]]
+    )
+    for at, replacement in cuts:
+        data[at % max(len(data), 1) : at % max(len(data), 1) + len(replacement)] = replacement
+    data = data[: max(1, length % (len(data) + 1))]
+    try:
+        record = loaded(f"file{suffix}", bytes(data))
+    except ExplorerError:
+        return
+    assert record["text"] and "\x00" not in record["text"] and "\r" not in record["text"]
+    starts = record.get("page_starts", [0])
+    assert starts[0] == 0 and starts == sorted(starts) and starts[-1] <= len(record["text"])
+
+
+@given(
+    starts=st.lists(st.integers(0, 50), min_size=1, max_size=6).map(lambda s: [0, *sorted(s)]),
+    span=st.tuples(st.integers(0, 60), st.integers(1, 60)),
+)
+def test_a_chunks_pages_are_every_page_its_characters_lie_on(
+    starts: list[int], span: tuple[int, int]
+) -> None:
+    start, end = min(span), max(span) + 1
+    on = {max(i for i, at in enumerate(starts) if at <= c) + 1 for c in range(start, end)}
+    pages = chunk_pages(starts, start, end)
+    assert pages == sorted(set(pages)) and set(pages) >= on
+    assert pages[0] == min(on) and pages[-1] == max(on)  # empty pages between are named too

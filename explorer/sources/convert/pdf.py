@@ -26,6 +26,8 @@ PAGE_SEPARATOR = "\n\n"
 # Control characters PDFium may put in a text layer (all but tab and newline), and the
 # mark it leaves where a word was hyphenated at a line's end.
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ufffe]")
+# A lone line break inside one of PDFium's lines.
+_BREAKS = re.compile(r"[\r\n]")
 # A body line that Markdown would read as a heading or a fence is escaped.
 _MARKUP = re.compile(r"^ {0,3}(#|```|~~~)")
 
@@ -69,7 +71,10 @@ class PdfConverter:
         with document:
             count = len(document)
             require_pages(path, count, max_pages)
-            pages = [_page_lines(document, i, raw) for i in range(count)]
+            try:
+                pages = [_page_lines(document, i, raw) for i in range(count)]
+            except pdfium.PdfiumError as error:
+                raise corrupt(path, "PDF", f"PDFium cannot read a page: {error}") from None
         if not any(line.text.strip() for page in pages for line in page):
             raise ExplorerError(
                 ErrorCode.NO_TEXT_LAYER,
@@ -85,22 +90,22 @@ def _page_lines(document: object, index: int, raw: object) -> list[_Line]:
     page = document[index]  # type: ignore[index]
     text_page = page.get_textpage()
     try:
-        text = _CONTROLS.sub("", text_page.get_text_range().replace("\r\n", "\n"))
-        chars = text_page.count_chars()
+        text = text_page.get_text_range()
         # Sizes and boxes are by character: read them only where PDFium's text and its
         # characters line up one to one (they nearly always do), else one plain size.
-        aligned = len(text) + text.count("\n") == chars
+        aligned = len(text) == text_page.count_chars()
         lines: list[_Line] = []
         at = 0
-        for line in text.split("\n"):
+        for line in text.split("\r\n"):  # PDFium's line break
             size, top, bottom = 0.0, 0.0, 0.0
             first = len(line) - len(line.lstrip())
             if aligned and line.strip():
                 char = at + first
                 size = raw.FPDFText_GetFontSize(text_page, char)  # type: ignore[attr-defined]
                 _, bottom, _, top = text_page.get_charbox(char, loose=True)
-            lines.append(_Line(line.rstrip(), size, top, bottom))
-            at += len(line) + 2  # PDFium's line break is two characters, "\r\n"
+            clean = _CONTROLS.sub("", _BREAKS.sub(" ", line))
+            lines.append(_Line(clean.rstrip(), size, top, bottom))
+            at += len(line) + 2
         return lines
     finally:
         text_page.close()
