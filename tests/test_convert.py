@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import socket
+import sqlite3
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +25,7 @@ from explorer.sources.convert.pdf import PdfConverter
 from explorer.sources.loading import DirectoryReader, MappingReader, decode_source, load_documents
 from explorer.sources.manifest import parse_manifest
 from explorer.sources.uploads import bundle_from_files, bundle_from_zip
+from explorer.store.schema import _MIGRATE_1_TO_2, SCHEMA_1, STORE_VERSION
 from tests.conftest import ManifestBuilder, run_cli, sha256_hex, zipped
 from tests.documents import HANDBOOK_PAGES, HTML_FAQ, docx_bytes, pdf_bytes, scanned_pdf_bytes
 
@@ -385,3 +387,29 @@ def test_a_chunks_pages_are_every_page_its_characters_lie_on(
     pages = chunk_pages(starts, start, end)
     assert pages == sorted(set(pages)) and set(pages) >= on
     assert pages[0] == min(on) and pages[-1] == max(on)  # empty pages between are named too
+
+
+def test_a_version_2_store_is_migrated_and_its_chunks_have_no_pages(tmp_path: Path) -> None:
+    db = tmp_path / "index.db"
+    with sqlite3.connect(db) as raw:
+        raw.executescript(SCHEMA_1)
+        raw.executescript("INSERT INTO meta VALUES ('app', 'chunk-boundary-explorer'), "
+                          "('store_version', '1');")  # fmt: skip
+        raw.executescript(_MIGRATE_1_TO_2)  # as store version 2 made its files
+        raw.executescript(
+            "INSERT INTO runs (run_id, started, config, documents_before, chunks_before) "
+            " VALUES (1, '2026-01-01T00:00:00+00:00', '{}', 0, 0);"
+            "INSERT INTO versions VALUES (1, 'acme', 'old', '1', 'rev', 'cfg', 'active', 1, 1, "
+            " NULL);"
+            "INSERT INTO documents VALUES ('acme', 'old', 1);"
+            "INSERT INTO chunks VALUES (1, 'key', 1, 'acme', 'old', 'cid', 0, 4, 24, 3, 3, "
+            " 'Kept through the move', 'sha', 'Title');"
+            "INSERT INTO chunks_fts (rowid, text) VALUES (1, 'Kept through the move');"
+            "INSERT INTO search_cache VALUES ('acme', '\"kept\"', 5, '[]');"
+        )
+    result = run_cli("search", "kept", "--tenant", "acme", "--db", db, "--mode", "bm25", "--json")
+    assert [hit["pages"] for hit in json.loads(result.out)["hits"]] == [None]
+    with sqlite3.connect(db) as raw:
+        assert raw.execute("SELECT value FROM meta WHERE key = 'store_version'").fetchone() == (
+            STORE_VERSION,
+        )
