@@ -78,8 +78,9 @@ class PdfConverter:
         if not any(line.text.strip() for page in pages for line in page):
             raise ExplorerError(
                 ErrorCode.NO_TEXT_LAYER,
-                f"{path!r} has no text layer on any of its {count:,} pages (a scan, or "
-                "pictures of text): run OCR on it first (e.g. ocrmypdf), then pin the new "
+                f"{path!r} has no text layer on "
+                f"{'its one page' if count == 1 else f'any of its {count:,} pages'} (a scan, "
+                "or pictures of text): run OCR on it first (e.g. ocrmypdf), then pin the new "
                 "file's SHA-256",
             )
         return _markdown(pages)
