@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib.metadata import version
 from typing import Protocol
 
 from typing_extensions import TypedDict
@@ -49,6 +48,8 @@ class Converter(Protocol):
 
 def versions(*distributions: str) -> str:
     """The installed versions of the libraries a converter uses, joined by `+`."""
+    from importlib.metadata import version  # asked when a file is converted, not at import
+
     return "+".join(version(name) for name in distributions)
 
 
