@@ -38,7 +38,6 @@ from explorer.checking.checks import checks_key, new_check
 from explorer.checking.chunk_map import build_chunk_map
 from explorer.checking.flags import FLAG_WORDS, FLAGS, index_flags
 from explorer.digests import canonical_json, sha
-from explorer.grammars import Grammar
 from explorer.jsonio import dump_json
 from explorer.pipeline import ColumnRunner, run_column
 from explorer.sources.uploads import (
@@ -63,16 +62,18 @@ from ui.columns import column_controls, seed_columns
 from ui.common import show_error
 from ui.detail import show_detail
 from ui.documents import show_documents, show_drafted
+from ui.grammar import apply_pending_grammar, offer_markdown, open_plain_drop
 from ui.index_tab import index_page
 from ui.layout import LAYOUT
 from ui.navigation import navigator, turn_page
 from ui.retrieval import retrieval_page
 from ui.scoreboard import show_scoreboard
+from ui.work import kept_work, manifest_download
 
 FIXTURE_MANIFEST = Path(__file__).resolve().parent / "fixtures" / "aster" / "manifest.json"
 SOURCES = ("Bundled example", "Upload a manifest", "Paste text")
-# How the documents load: under the grammar the columns cut them with.
-Loader = Callable[[Grammar], LoadResult]
+# How the documents load: once, for every column (each column asks if its grammar reads them).
+Loader = Callable[[], LoadResult]
 SIZE_RANGE = (1, 2000)  # what a size slider offers; the command line takes up to 1,000,000
 # What one person can type: a name or label, a quote, a pasted document (its bytes are
 # limited again when it loads), and the checks added to one set of documents.
@@ -202,13 +203,15 @@ def choose_source(
         if not uploads:
             st.info(
                 "Upload a manifest and the files it lists (or one .zip) in the sidebar, or "
-                "just .md / .txt files: a manifest is then built for them. Every file is "
+                "just .md / .txt / .pdf / .docx / .html files: a manifest is then built for them "
+                "(PDF, Word and HTML converted to Markdown). Every file is "
                 "checked against its SHA-256 before it is read."
             )
             return None
         bundle = bundle_from_uploads(uploads)
         if bundle.drafted:
             show_drafted(bundle)
+            open_plain_drop(bundle)
     else:
         text = sidebar.text_area(
             "Markdown text (under grammar v1, starting with a # heading)",
@@ -238,7 +241,7 @@ def choose_source(
 
 
 def _loader(manifest: Manifest, reader: DirectoryReader | MappingReader) -> Loader:
-    return lambda grammar: load_documents(manifest, reader, grammar=grammar)
+    return lambda: load_documents(manifest, reader)
 
 
 def bundle_loader(bundle: Bundle) -> Loader:
@@ -246,14 +249,6 @@ def bundle_loader(bundle: Bundle) -> Loader:
 
 
 # -- span checks ----------------------------------------------------------------------------
-
-
-def user_checks(key: str) -> list[dict[str, object]]:
-    """The checks added to these documents; those of documents left behind are dropped."""
-    checks: dict[str, list[dict[str, object]]] = st.session_state.get("user_checks", {})
-    kept = checks.get(key, [])
-    st.session_state["user_checks"] = {key: kept}
-    return kept
 
 
 def span_form(text: str, source_id: str, taken: set[str], added: list[dict[str, object]]) -> None:
@@ -385,6 +380,7 @@ def page() -> None:
         "chunk."
     )
     settings_from_link()
+    apply_pending_grammar()
     for note in st.session_state.get("link_notes", []):
         st.warning(note)
     sources = st.sidebar.container()
@@ -398,8 +394,7 @@ def page() -> None:
             return
         key, loader, manifest, files = chosen
         settings = with_other_pipelines(ours, live, chunk_file_uploads(sources))
-        grammar = settings.grammar
-        load = load_cached(f"{key}:{grammar.name}", partial(loader, grammar))
+        load = load_cached(key, loader)
     except ExplorerError as error:
         show_error(error)
         return
@@ -449,6 +444,7 @@ def explore_page(
             "listed under Documents below with what to change, their span checks are "
             "marked not evaluated, and the others can be explored."
         )
+    offer_markdown(load)
     if not load.documents:
         show_documents(load, files)
         return
@@ -467,7 +463,7 @@ def explore_page(
     if st.query_params.to_dict() != wanted:  # rewrite the link only when it changes
         st.query_params.from_dict(wanted)
 
-    added = user_checks(key)
+    added = kept_work(key, manifest).checks
     try:
         checks = [*manifest.span_checks, *(SpanCheck.model_validate(raw) for raw in added)]
         exploration = explore(
@@ -518,6 +514,7 @@ def explore_page(
     st.subheader("Span checks")
     show_checks(added, [c.id for c in manifest.span_checks])
     span_form(text, doc, {c.id for c in exploration.checks}, added)
+    manifest_download(manifest, added)
     st.subheader("Documents")
     show_documents(load, files, exploration.skipped)
     st.subheader("Download and validate")

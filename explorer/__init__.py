@@ -56,17 +56,14 @@ from .grammars.v1 import Section, paragraphs, sections
 from .limits import DEFAULT_LIMITS, Limits
 from .pipeline import Column, Exploration, Settings, compare, explore
 from .retrieval.embedding import Embedder, load_embedder
-from .retrieval.evaluate import (
-    Evaluation,
+from .retrieval.evaluate import Evaluation, columns_of, evaluate, sweep_columns
+from .retrieval.questions import (
     PlacedQuestion,
     Question,
     QuestionSet,
-    columns_of,
-    evaluate,
     new_question,
     parse_questions,
     place_questions,
-    sweep_columns,
 )
 from .sources.documents import DocumentRecord
 from .sources.loading import (

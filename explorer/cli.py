@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn, TextIO, cast
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 from urllib.parse import quote
 
 from .checking.chunk_map import (
@@ -30,34 +30,36 @@ from .chunking.config import (
     DEFAULT_GRAMMAR,
     ChunkConfig,
     ParameterValue,
-    grammar_for,
     loading_grammar,
 )
 from .chunking.imports import MAX_CHUNK_FILE_BYTES, ChunkFile, place
-from .chunking.index import write_index
+from .chunking.index import build_index, readable, write_index
 from .chunking.policies import LIBRARY_POLICIES, POLICIES, make_config
 from .errors import ErrorCode, ExplorerError, io_error
-from .grammars import GRAMMARS, V1_GRAMMAR, Grammar
+from .grammars import GRAMMARS
 from .jsonio import dump_json
 from .limits import (
     DEFAULT_LIMITS,
     MAX_CHUNKS_LIMIT,
     MAX_PAGES_LIMIT,
+    MAX_SCORES_HELD_LIMIT,
     MAX_SPAN_CHECK_WORK_LIMIT,
     Limits,
 )
 from .pipeline import Settings, write_comparison
-from .retrieval.embedding import DEFAULT_EMBEDDER, load_embedder
-from .retrieval.evaluate import (
-    DEFAULT_K,
-    MAX_K,
-    RETRIEVERS,
-    columns_of,
-    curve,
-    evaluate,
-    parse_questions,
-    sweep_columns,
+from .retrieval.drafting import (
+    DEFAULT_DRAFTS,
+    boundary_passages,
+    choose,
+    draft_questions,
+    load_generator,
 )
+from .retrieval.embedding import DEFAULT_EMBEDDER, NO_EMBEDDER, load_embedder
+from .retrieval.evaluate import DEFAULT_K, MAX_K, curve, evaluate, sweep_columns
+from .retrieval.questions import MAX_QUESTIONS, parse_questions
+from .retrieval.retrievers import RETRIEVERS
+from .retrieval.vectors import DEFAULT_VECTOR_CACHE, VectorCache
+from .sources.documents import DocumentRecord
 from .sources.drafts import document_files_under, draft_manifest
 from .sources.loading import (
     DEFAULT_MAX_DOCUMENT_BYTES,
@@ -143,6 +145,13 @@ def _limit_options(sub: argparse.ArgumentParser) -> None:
         type=partial(_positive, maximum=MAX_SPAN_CHECK_WORK_LIMIT),
         default=DEFAULT_LIMITS.span_check_work,
         help=f"refuse more span checks times chunks (default: {DEFAULT_LIMITS.span_check_work:,})",
+    )
+    sub.add_argument(
+        "--max-scores-held",
+        type=partial(_positive, maximum=MAX_SCORES_HELD_LIMIT),
+        default=DEFAULT_LIMITS.scores_held,
+        help="evaluate: retrieval scores (questions times chunks) held at once, 8 bytes each; "
+        f"questions are ranked in blocks under it (default: {DEFAULT_LIMITS.scores_held:,})",
     )
 
 
@@ -352,7 +361,11 @@ def _ray_run(args: argparse.Namespace) -> RayRun:
 
 def _limits(args: argparse.Namespace) -> Limits:
     return Limits(
-        args.max_document_chunks, args.max_chunks, args.max_span_check_work, args.max_pages
+        args.max_document_chunks,
+        args.max_chunks,
+        args.max_span_check_work,
+        args.max_scores_held,
+        args.max_pages,
     )
 
 
@@ -360,8 +373,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m explorer", description="Compare chunking policies.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    def with_manifest(name: str, help_text: str) -> argparse.ArgumentParser:
-        sub = commands.add_parser(name, help=help_text, description=help_text)
+    def with_manifest(name: str, help_text: str, group: Any = commands) -> argparse.ArgumentParser:
+        sub: argparse.ArgumentParser = group.add_parser(name, help=help_text, description=help_text)
         where = "manifest.json; paths are relative to it"
         if name == "chunk-map":  # --check needs no manifest
             sub.add_argument("manifest", type=Path, nargs="?", help=where)
@@ -451,12 +464,54 @@ def _parser() -> argparse.ArgumentParser:
     measure.add_argument("--k", type=partial(_positive, maximum=MAX_K), default=DEFAULT_K)
     measure.add_argument("--retriever", choices=RETRIEVERS, default="bm25")
     measure.add_argument(
+        "--embedder",
+        default=DEFAULT_EMBEDDER,
+        help=f"{embedder_help}; what --retriever embedding and hybrid embed with "
+        "('none' refuses them)",
+    )
+    measure.add_argument(
+        "--vector-cache",
+        default=str(DEFAULT_VECTOR_CACHE),
+        metavar="PATH|none",
+        help=f"vectors kept by (embedder, text SHA-256) for the next run (default: "
+        f"{DEFAULT_VECTOR_CACHE} in the working directory; 'none' keeps none)",
+    )
+    _chunk_options(measure)
+    measure.add_argument(
         "--sweep",
         metavar="NAME:FROM:TO:STEP",
-        help="measure a sized policy at every size from FROM to TO, both included "
-        "(e.g. heading-aware:100:1000:100), and print the curve",
+        help="measure a sized policy (ours or a library's) at every size from FROM to TO, "
+        "both included (e.g. heading-aware:100:1000:100; in tokens heading-aware:64t:512t:64t), "
+        "and print the curve",
     )
     _engine_options(measure)
+
+    asking = commands.add_parser("questions", help="Questions for evaluate: draft them.")
+    asking_commands = asking.add_subparsers(
+        dest="questions_command", required=True, parser_class=_Parser
+    )
+    drafting = with_manifest(
+        "draft",
+        "Draft questions whose answers cross a chunk boundary of one policy: a questions "
+        "file for evaluate, its texts written by --generator or left for you to write.",
+        asking_commands,
+    )
+    _column_options(drafting, repeatable=False)
+    drafting.add_argument(
+        "--n",
+        type=partial(_positive, maximum=MAX_QUESTIONS),
+        default=DEFAULT_DRAFTS,
+        help=f"how many questions (default {DEFAULT_DRAFTS}; fewer when fewer boundaries)",
+    )
+    drafting.add_argument(
+        "--seed", type=partial(_positive, maximum=2**31), default=1, help="which ones (default 1)"
+    )
+    drafting.add_argument(
+        "--generator",
+        metavar="package.module:factory",
+        help="an object with a name and generate(passage) -> question text (e.g. your LLM); "
+        "without it each question's text is empty, to write",
+    )
 
     maps = with_manifest(
         "chunk-map",
@@ -480,21 +535,15 @@ def _read(path: Path, what: str, limit: int = MAX_INPUT_FILE_BYTES) -> bytes:
     return data
 
 
-def _load(
-    args: argparse.Namespace, err: TextIO, grammar: Grammar = V1_GRAMMAR
-) -> tuple[Manifest, LoadResult]:
-    """The manifest's documents as they load under `grammar` (v1 requires a heading)."""
+def _load(args: argparse.Namespace, err: TextIO) -> tuple[Manifest, LoadResult]:
+    """The manifest's documents, loaded once for every column (whether a column's
+    grammar reads each is the column's own question: `readable`)."""
     manifest = parse_manifest(_read(args.manifest, "manifest"))
     if args.command != "ingest":  # one index keyed by source_id
         require_unique_source_ids(manifest)
     reader = DirectoryReader(args.manifest.parent)
     load = load_documents(
-        manifest,
-        reader,
-        args.max_document_bytes,
-        args.max_total_bytes,
-        grammar,
-        args.max_pages,
+        manifest, reader, args.max_document_bytes, args.max_total_bytes, args.max_pages
     )
     # A persistent index records failures and keeps serving the old version: no refusal.
     proceed = args.skip_failed or args.command == "ingest"
@@ -612,13 +661,14 @@ def _chunk_maps(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
     if args.manifest is None or not args.columns:
         raise ExplorerError(ErrorCode.USAGE, "give MANIFEST and --policy, or --check FILE")
     config = _one_config(args)
-    _, load = _load(args, stderr, grammar_for(config))
+    _, load = _load(args, stderr)
+    documents = _readable(load, config, stderr)
     limits = _limits(args)
     if args.out is None:
-        _emit(partial(write_chunk_maps, load.documents, config, limits=limits), None, stdout)
+        _emit(partial(write_chunk_maps, documents, config, limits=limits), None, stdout)
         return 0
     # Every map is built before a folder is written: a refusal leaves none half written.
-    for payload in list(chunk_maps(load.documents, config, limits)):
+    for payload in list(chunk_maps(documents, config, limits)):
         folder = args.out / _folder_name(payload["source_id"])
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -643,13 +693,20 @@ def _existing_store(path: Path) -> Store:
 
 def _compare(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     settings = _settings(args)
-    manifest, load = _load(args, stderr, settings.grammar)
+    manifest, load = _load(args, stderr)
     notes = partial(_print_notes, stderr)
     produce = partial(
         write_comparison, load, manifest.span_checks, settings, limits=_limits(args), notes=notes
     )
     _emit(produce, args.out, stdout)
     return 0
+
+
+def _readable(load: LoadResult, config: ChunkConfig, stderr: TextIO) -> list[DocumentRecord]:
+    """The documents one column cuts (`readable`), what it leaves out said on stderr."""
+    documents, notes = readable(load.documents, config, config.strategy)
+    _print_notes(stderr, config.strategy, notes)
+    return documents
 
 
 def _print_notes(stderr: TextIO, name: str, notes: Sequence[str]) -> None:
@@ -673,8 +730,9 @@ def _index(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         config, given = placement.config, placement.spans
     else:
         config, given = _one_config(args), None
-        _, load = _load(args, stderr, grammar_for(config))
-    write = partial(write_index, load.documents, config, limits=_limits(args), given=given)
+        _, load = _load(args, stderr)
+    documents = _readable(load, config, stderr)
+    write = partial(write_index, documents, config, limits=_limits(args), given=given)
     _emit(write, args.out, stdout)
     return 0
 
@@ -702,11 +760,11 @@ def _validate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         manifest = parse_manifest(_read(args.manifest, "manifest"))
         require_unique_source_ids(manifest)  # an index is keyed by source_id
         reader = DirectoryReader(args.manifest.parent)
-        grammar = grammar_for(index.config)
         load = load_documents(
-            manifest, reader, args.max_document_bytes, args.max_total_bytes, grammar, args.max_pages
+            manifest, reader, args.max_document_bytes, args.max_total_bytes, args.max_pages
         )
-        check_against_sources(index.documents, load)
+        cut, _ = readable(load.documents, index.config, "the index")
+        check_against_sources(index.documents, LoadResult(load.statuses, tuple(cut)))
     print(f"valid {index.index_id}", file=stdout)
     return 0
 
@@ -810,29 +868,93 @@ def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     configs = _configs(args)
     if args.sweep is not None and configs:
         raise ExplorerError(ErrorCode.USAGE, "give --sweep or --policy, not both")
+    chunk_files = _chunk_files(args)
     if args.sweep is not None:
         columns = sweep_columns(args.sweep)
-    else:
-        columns = columns_of(Settings(tuple(configs)) if configs else Settings.default())
+    else:  # compare's columns: the policies named (else every one), then the chunk files
+        base = Settings(tuple(configs)) if configs else Settings.default()
+        settings = Settings(base.configs, chunk_files)
+        columns = list(zip(settings.config_names, settings.configs, strict=True))
     grammar = loading_grammar(config for _, config in columns)
+    embeds = args.retriever != "bm25"
+    if embeds and args.embedder == NO_EMBEDDER:
+        raise ExplorerError(
+            ErrorCode.USAGE,
+            f"--retriever {args.retriever} embeds; give --embedder wordllama or "
+            "package.module:factory, not none",
+        )
     if args.engine == "ray":
         from .engines.ray import ray_evaluate, require_shardable
 
         require_shardable(args.retriever)  # refused before Ray starts
+        if chunk_files or (embeds and args.embedder != DEFAULT_EMBEDDER):
+            raise ExplorerError(
+                ErrorCode.USAGE,
+                "--engine ray measures --policy columns with the default embedder; "
+                "--chunks and --embedder run on the local engine",
+            )
         notes = partial(print, file=stderr)
         evaluation = ray_evaluate(
             _ray_run(args), questions, columns, args.retriever, args.k, grammar,
             args.skip_failed, notes,
         )  # fmt: skip
+    elif not embeds:
+        _, load = _load(args, stderr)
+        evaluation = evaluate(
+            load, questions, columns, args.retriever, args.k, _limits(args), None, chunk_files
+        )
     else:
-        _, load = _load(args, stderr, grammar)
-        evaluation = evaluate(load, questions, columns, args.retriever, args.k, _limits(args))
+        embedder = load_embedder(args.embedder)  # refused before any document is read
+        assert embedder is not None
+        _, load = _load(args, stderr)
+        cache = VectorCache.open(args.vector_cache)
+        try:
+            evaluation = evaluate(
+                load, questions, columns, args.retriever, args.k, _limits(args),
+                partial(cache.vectors, embedder), chunk_files,
+            )  # fmt: skip
+        finally:
+            print(
+                f"vectors: {cache.computed} computed, {cache.reused} reused "
+                f"(embedder {embedder.name!r}, cache {cache.where})",
+                file=stderr,
+            )
+            cache.close()
+    for policy in evaluation["policies"]:
+        _print_notes(stderr, policy["name"], policy.get("notes", []))
     if args.out is not None:
         _write_atomically(args.out, dump_json(evaluation))
     if args.sweep is not None or args.out is not None:
         stdout.write(curve(evaluation))
     else:
         stdout.write(dump_json(evaluation))
+    return 0
+
+
+def _questions(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """`questions draft`: the only subcommand of `questions`."""
+    config = _one_config(args)
+    generator = load_generator(args.generator) if args.generator else None  # before any work
+    _, load = _load(args, stderr)
+    documents, notes = readable(load.documents, config, config.label())
+    _print_notes(stderr, config.label(), notes)
+    index = build_index(documents, config, _limits(args))
+    texts = {document["source_id"]: document["text"] for document in documents}
+    passages = boundary_passages(texts, index["chunks"])
+    chosen = choose(passages, args.n, args.seed)
+    drafted = draft_questions(chosen, generator)
+    if len(chosen) < args.n:
+        print(
+            f"note: {len(passages)} passage(s) cross a boundary of {config.label()}; "
+            f"drafting {len(chosen)}",
+            file=stderr,
+        )
+    _emit(lambda write: write(dump_json(drafted.model_dump()).encode()), args.out, stdout)
+    if generator is None:
+        print(
+            f"note: {len(chosen)} question(s) to write: fill in each `question` before evaluate",
+            file=stderr,
+        )
     return 0
 
 
@@ -848,6 +970,7 @@ HANDLERS: dict[str, Handler] = {
     "search": _search,
     "history": _history,
     "evaluate": _evaluate,
+    "questions": _questions,
 }
 
 

@@ -42,9 +42,11 @@ class ErrorCode(StrEnum):
     NOT_ALLOWED = "not_allowed"
     INVALID_EMBEDDER = "invalid_embedder"
     EMBEDDING_FAILED = "embedding_failed"
-    # Measuring retrieval (explorer/evaluate.py)
+    # Measuring retrieval (explorer/retrieval/)
     INVALID_QUESTIONS = "invalid_questions"
-    # Running on a cluster (explorer/engine_ray.py)
+    INVALID_GENERATOR = "invalid_generator"
+    GENERATION_FAILED = "generation_failed"
+    # Running on a cluster (explorer/engines/ray.py)
     ENGINE_UNAVAILABLE = "engine_unavailable"
     WORKER_LOST = "worker_lost"
     # Converting a document (PDF, Word, HTML: explorer/sources/convert/)

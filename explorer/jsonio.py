@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
 
 from .errors import ErrorCode, ExplorerError
 
@@ -70,8 +73,93 @@ def _has_lone_surrogate(value: Any) -> bool:
     return False
 
 
+class Counts(NamedTuple):
+    """How much a JSON text holds, counted without parsing it: its keys and values, the
+    items of its top-level list or object, and the items of the lists and objects in
+    that (for a file that is an object of lists: the lists' items)."""
+
+    values: int
+    items: int
+    inner: int
+
+
+_STEP = np.zeros(256, np.int8)
+_STEP[list(b"[{")] = 1
+_STEP[list(b"]}")] = -1
+_MARKED = np.zeros(256, bool)
+_MARKED[list(b'",:[]{}')] = True
+_BLOCK = 1 << 20
+
+
+def count_json(data: bytes) -> Counts:
+    """`Counts` of a JSON text in a few passes of C (numpy) over its bytes, at most a
+    block of 1 MiB at a time: what decides, before anything is parsed, whether a file
+    is within its limits. Exact for valid JSON; any other is refused by the parser."""
+    # Escaped backslashes, then escaped quotes, out: each quote left opens or closes a string.
+    codes = np.frombuffer(data.replace(b"\\\\", b"").replace(b'\\"', b""), np.uint8)
+    depth = quotes = 0
+    values, items, inner = 1, 0, 0
+    for begin in range(0, len(codes), _BLOCK):
+        part = codes[begin : begin + _BLOCK]
+        marks = part[_MARKED[part]]
+        if not len(marks):
+            continue
+        quote = marks == ord('"')
+        seen = np.cumsum(quote, dtype=np.int32)
+        seen += quotes
+        quotes = int(seen[-1]) & 1
+        marks = marks[((seen & 1) == 0) & ~quote]  # outside strings
+        step = _STEP[marks]
+        level = np.cumsum(step, dtype=np.int32)
+        level += depth
+        if len(level):
+            depth = int(level[-1])
+        comma, colon, opening = marks == ord(","), marks == ord(":"), step == 1
+        values += int(np.count_nonzero(comma) + np.count_nonzero(colon) + np.count_nonzero(opening))
+        first, second = level == 1, level == 2
+        items += int(np.count_nonzero(comma & first) + np.count_nonzero(opening & first))
+        inner += int(np.count_nonzero(comma & second) + np.count_nonzero(opening & second))
+    return Counts(values, items, inner)
+
+
+# Keys and values a file may hold for each item its limit allows (a LlamaIndex node with
+# its metadata and relationships has about 55; a chunk of an index about 30).
+VALUES_PER_ITEM = 64
+
+
+def require_counts(
+    data: bytes,
+    code: ErrorCode,
+    what: str,
+    most: int,
+    too_many: Callable[[], ExplorerError],
+    inner: bool = False,
+    lines: int | None = None,
+) -> None:
+    """Refuse a JSON text holding more than `most` items (`too_many()`): those of its
+    top-level value (JSON Lines: its `lines`), and, if `inner`, those of the lists in
+    it; or more than `VALUES_PER_ITEM` keys and values for each. Counted before it is
+    parsed, so parsing holds at most a small multiple of what the limit admits."""
+    values = most * VALUES_PER_ITEM
+    if lines is not None and lines > most:
+        raise too_many()
+    bound = sum(map(data.count, (b",", b":", b"[", b"{"))) + 1  # counts inside strings too
+    if bound + (lines or 0) <= most:
+        return
+    counts = count_json(data)
+    if lines is None and (counts.items > most or (inner and counts.inner > most)):
+        raise too_many()
+    if counts.values + (lines or 0) > values:
+        raise ExplorerError(
+            code,
+            f"the {what} holds more than {values:,} JSON values, {VALUES_PER_ITEM} for each "
+            f"of the {most:,} items it may have",
+        )
+
+
 def parse_json(data: bytes, code: ErrorCode, what: str) -> Any:
-    """Decode strict UTF-8 and parse exactly one JSON value, or refuse with `code`."""
+    """Decode strict UTF-8 and parse exactly one JSON value, or refuse with `code`.
+    Callers bound what it may hold first (`require_counts`)."""
     if not data or data.isspace():  # `strip` would copy the whole file
         raise ExplorerError(code, f"the {what} is empty, not JSON")
     try:

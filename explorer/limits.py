@@ -14,6 +14,7 @@ from .errors import ErrorCode, ExplorerError
 # The most any limit may be raised to on the command line.
 MAX_CHUNKS_LIMIT = 10_000_000
 MAX_SPAN_CHECK_WORK_LIMIT = 1_000_000_000
+MAX_SCORES_HELD_LIMIT = 1_000_000_000
 MAX_PAGES_LIMIT = 100_000
 
 
@@ -21,11 +22,14 @@ MAX_PAGES_LIMIT = 100_000
 class Limits:
     """`chunks_per_document` and `chunks_per_index` bound what a build or a validation
     holds; `span_check_work` bounds the spans of span checks times the chunks each is
-    compared with; `pages_per_document` bounds a PDF that is converted."""
+    compared with; `scores_held` bounds the retrieval scores held at once (questions
+    times chunks, 8 bytes each): `evaluate` ranks a block of questions at a time;
+    `pages_per_document` bounds a PDF that is converted."""
 
     chunks_per_document: int = 50_000
     chunks_per_index: int = 200_000
     span_check_work: int = 20_000_000
+    scores_held: int = 4_000_000
     pages_per_document: int = 2_000
 
 

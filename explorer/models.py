@@ -30,12 +30,16 @@ def _hex64(value: str) -> str:
     return value
 
 
-def _plain_text(value: str) -> str:
-    if not value:
-        raise ValueError("must be a non-empty string")
+def no_control(value: str) -> str:
     if _CONTROL.search(value):
         raise ValueError("must not contain control characters")
     return value
+
+
+def _plain_text(value: str) -> str:
+    if not value:
+        raise ValueError("must be a non-empty string")
+    return no_control(value)
 
 
 Hex64 = Annotated[

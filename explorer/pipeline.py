@@ -35,14 +35,14 @@ from .chunking.config import (
     loading_grammar,
 )
 from .chunking.imports import ChunkFile, place
-from .chunking.index import ChunkRecord, GivenSpans, Index, build_index, write_index
+from .chunking.index import ChunkRecord, GivenSpans, Index, build_index, readable, write_index
 from .chunking.policies import LIBRARY_POLICIES, POLICIES, make_config
 from .errors import ErrorCode, ExplorerError
 from .grammars import GRAMMARS, V1_GRAMMAR, Grammar
 from .limits import DEFAULT_LIMITS, Limits
 from .sources.documents import DocumentRecord
-from .sources.loading import LoadResult
-from .sources.manifest import SpanCheck
+from .sources.loading import DEFAULT_MAX_DOCUMENT_BYTES, LoadResult, decode_source
+from .sources.manifest import Manifest, SpanCheck
 
 # Older links name the two sized policies by these keys; they are still read.
 _QUERY_ALIASES = {"fixed": "fixed-char", "target": "heading-aware"}
@@ -188,10 +188,9 @@ class Settings:
 
     @property
     def grammar(self) -> Grammar:
-        """The grammar the documents load under: markdown when every column cuts under
-        it, else v1, whose sections need a leading heading (a chunk file's column places
-        its chunks in v1 sections)."""
-        return V1_GRAMMAR if self.chunk_files else loading_grammar(self.configs)
+        """The grammar the documents load under (`loading_grammar`): a chunk file's
+        column, or a library's, never asks for grammar v1."""
+        return loading_grammar(self.configs)
 
     def config_for(self, name: str) -> ChunkConfig:
         """The first column's config of policy `name`, or that policy's default."""
@@ -403,12 +402,14 @@ def run_column(
     config: ChunkConfig,
     limits: Limits = DEFAULT_LIMITS,
 ) -> Column:
-    """One policy's index over the documents, validated, and its span checks."""
+    """One policy's index over the documents it can read (`readable`), validated, and
+    its span checks."""
+    documents, notes = readable(documents, config, name)
     index = validate_index(build_index(documents, config, limits), limits)
     results = evaluate_checks(checks, index["chunks"], limits)
     flags = _flags(documents, index["chunks"], config)
     result = _policy_result(
-        name, config, index["index_id"], len(index["chunks"]), results, flags=flags
+        name, config, index["index_id"], len(index["chunks"]), results, notes, flags=flags
     )
     return Column(config, result, index)
 
@@ -503,6 +504,11 @@ def compare(
     return explore(load, checks, settings or Settings.default(), limits).report
 
 
+# A column as `write_comparison` writes it: its name, config, given spans, notes, and
+# the documents it cuts.
+_Planned = tuple[str, ChunkConfig, GivenSpans | None, Sequence[str], Sequence[DocumentRecord]]
+
+
 def write_comparison(
     load: LoadResult,
     checks: Sequence[SpanCheck],
@@ -517,7 +523,8 @@ def write_comparison(
     The keys come in another order: `indexes` before `policies`, whose ids and checks
     are known only once each index has been written. The checks see the chunks of their
     own documents, kept while the index streams past. `notes` hears what placing each
-    chunk file had to say (the report says it too).
+    chunk file had to say, and which documents a column's grammar left out (the report
+    says it too).
     """
     _require_documents(load)
     resolved, skipped = resolve_checks(load, checks)
@@ -527,12 +534,14 @@ def write_comparison(
     if notes is not None:
         for chunk_file, placement in zip(settings.chunk_files, placements, strict=True):
             notes(chunk_file.name, placement.notes)
-    columns: list[tuple[str, ChunkConfig, GivenSpans | None, Sequence[str]]] = [
-        (name, config, None, ())
-        for name, config in zip(settings.config_names, settings.configs, strict=True)
-    ]
+    columns: list[_Planned] = []
+    for name, config in zip(settings.config_names, settings.configs, strict=True):
+        cut, left_out = readable(load.documents, config, name)
+        if notes is not None:
+            notes(name, left_out)
+        columns.append((name, config, None, left_out, cut))
     columns += [
-        (chunk_file.name, placement.config, placement.spans, placement.notes)
+        (chunk_file.name, placement.config, placement.spans, placement.notes, load.documents)
         for chunk_file, placement in zip(settings.chunk_files, placements, strict=True)
     ]
     write(
@@ -540,7 +549,7 @@ def write_comparison(
         % (REPORT_VERSION, orjson.dumps(document_entries(load)), orjson.dumps(list(skipped)))
     )
     policies: list[PolicyResult] = []
-    for position, (name, config, given, said) in enumerate(columns):
+    for position, (name, config, given, said, cut_documents) in enumerate(columns):
         write(b"%b%b:" % (b",\n" if position else b"\n", orjson.dumps(name)))
         kept: list[ChunkRecord] = []
         flagged: list[tuple[str, ...]] = []  # each chunk's flags, while the index streams
@@ -556,7 +565,7 @@ def write_comparison(
                 kept.extend(chunks)
             flagged.extend(document_flags(document["text"], chunks, config))
 
-        summary = write_index(load.documents, config, write, keep, limits, given)
+        summary = write_index(cut_documents, config, write, keep, limits, given)
         results = evaluate_checks(resolved, kept, limits)
         flags = flag_counts(flagged)
         policies.append(
@@ -565,3 +574,33 @@ def write_comparison(
             )
         )
     write(b'},\n"policies":%b}\n' % orjson.dumps(policies))
+
+
+def unreadable_under_v1(documents: Sequence[DocumentRecord]) -> list[str]:
+    """The source_ids of the documents grammar v1 cannot cut: they do not open with a
+    heading line (a column under v1 leaves them out; markdown reads them)."""
+    found = []
+    for document in documents:
+        try:
+            V1_GRAMMAR.admit(document["text"])
+        except ExplorerError:
+            found.append(document["source_id"])
+    return found
+
+
+def without_heading(
+    manifest: Manifest, files: Mapping[str, bytes], max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES
+) -> list[str]:
+    """`unreadable_under_v1` of a drop before it is loaded: each file decoded as loading
+    decodes it; a file that is missing, larger than `max_bytes` or fails to decode is
+    not one of them."""
+    records = []
+    for entry in manifest.documents:
+        data = files.get(entry["path"])
+        if data is None or len(data) > max_bytes:
+            continue
+        try:
+            records.append(decode_source(entry, data))
+        except ExplorerError:
+            continue
+    return unreadable_under_v1(records)

@@ -17,7 +17,8 @@ from .checking.chunk_map import ChunkMap
 from .checking.report import Report
 from .chunking.index import Index
 from .jsonio import dump_json
-from .retrieval.evaluate import EVALUATION, QuestionSet
+from .retrieval.evaluate import EVALUATION
+from .retrieval.questions import QuestionSet
 from .sources.manifest import Manifest
 from .store.wire import HistoryOutput, IngestOutput, SearchOutput
 

@@ -44,7 +44,6 @@ from explorer import (
 )
 from explorer.chunking.index import write_index
 from explorer.digests import sha_bytes
-from explorer.grammars import GRAMMARS
 from explorer.jsonio import dump_json
 from explorer.limits import MAX_CHUNKS_LIMIT, Limits
 from explorer.sources.documents import document_record
@@ -123,9 +122,7 @@ def markdown_token_figures(folder: Path, corpus: list[DocumentRecord]) -> None:
             for path, data in files.items()
         ],
     )
-    loaded = load_documents(
-        manifest, MappingReader(files), max_bytes=64 * MIB, grammar=GRAMMARS["markdown"]
-    )
+    loaded = load_documents(manifest, MappingReader(files), max_bytes=64 * MIB)
     documents = list(loaded.documents)
     size = megabytes(documents)
     config = make_config("heading-aware", max_tokens=256, grammar="markdown")

@@ -65,7 +65,7 @@ def main(argv: list[str]) -> int:
         grammar = grammar_for(config)
         manifest = parse_manifest(raw)
         reader = DirectoryReader(manifest_path.parent)
-        loaded = load_documents(manifest, reader, 64 << 20, 1 << 30, grammar).documents
+        loaded = load_documents(manifest, reader, 64 << 20, 1 << 30).documents
         spans = [(d["text"], [s for _, s in _placed(d["text"], config, None)]) for d in loaded]
         chunks = sum(len(s) for _, s in spans)
 
@@ -90,7 +90,7 @@ def main(argv: list[str]) -> int:
             "manifest parsed": best_seconds(lambda: parse_manifest(raw)),
             "documents read and verified": best_seconds(
                 lambda: load_documents(
-                    manifest, DirectoryReader(manifest_path.parent), 64 << 20, 1 << 30, grammar
+                    manifest, DirectoryReader(manifest_path.parent), 64 << 20, 1 << 30
                 )
             ),
             "sections": best_seconds(lambda: [grammar.sections(d["text"]) for d in loaded]),

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import altair as alt
 
-from explorer.retrieval.evaluate import curve, evaluate, parse_questions, sweep_columns
+from explorer.retrieval.evaluate import curve, evaluate, sweep_columns
+from explorer.retrieval.questions import parse_questions
 from explorer.sources.loading import DirectoryReader, load_documents
 from explorer.sources.manifest import parse_manifest
 

@@ -46,9 +46,17 @@ def test_index_in_tokens_with_overlap_under_markdown(
 
 
 def test_grammar_v1_still_requires_a_heading(make_manifest: ManifestBuilder) -> None:
+    # a column under grammar v1 leaves out a text without a leading heading, and says so
     result = run_cli("index", make_manifest(DOCS), "--policy", "paragraph")
-    assert result.code == 2
-    assert "heading_required" in result.err
+    assert result.code == 0, result.err
+    assert [d["source_id"] for d in json.loads(result.out)["documents"]] == ["titled"]
+    assert "note: paragraph: heading_required: " in result.err
+    assert "leaves out 1 of 2 documents ('plain')" in result.err
+    # and is refused, naming it, when it can read none
+    plain = make_manifest({"plain.md": b"Just text.\n"})
+    refused = run_cli("index", plain, "--policy", "paragraph")
+    assert refused.code == 2
+    assert refused.err.startswith("error: heading_required: the column 'paragraph' cuts under ")
 
 
 @pytest.mark.parametrize(

@@ -31,7 +31,8 @@ from explorer.engines.ray import (
 from explorer.errors import ErrorCode, ExplorerError
 from explorer.grammars import V1_GRAMMAR
 from explorer.limits import DEFAULT_LIMITS
-from explorer.retrieval.evaluate import evaluate, parse_questions
+from explorer.retrieval.evaluate import evaluate
+from explorer.retrieval.questions import parse_questions
 from explorer.sources.loading import (
     DEFAULT_MAX_DOCUMENT_BYTES,
     DEFAULT_MAX_TOTAL_BYTES,

@@ -361,12 +361,12 @@ def test_no_command_is_a_usage_error() -> None:
 
 
 def test_one_failure_never_hides_the_others(make_manifest: ManifestBuilder) -> None:
-    files = {"a.md": GOOD, "b.md": b"no heading\n", "c.md": b"# C\n\nfine\n"}
+    files = {"a.md": GOOD, "b.md": b"# B\n\n\xff\n", "c.md": b"# C\n\nfine\n"}
     docs = [{**entry(n, d), "source_id": n[0]} for n, d in files.items()]
     docs.append({**entry("d.md"), "source_id": "d"})
     manifest = make_manifest(files, documents=docs)
-    err = refused(manifest, "heading_required")
-    assert "error: heading_required: b: " in err
+    err = refused(manifest, "not_utf8")
+    assert "error: not_utf8: b: " in err
     assert "error: source_not_found: d: " in err
     assert "2 of 4 documents failed" in err
 
@@ -375,18 +375,18 @@ def test_one_failure_never_hides_the_others(make_manifest: ManifestBuilder) -> N
     report = result.json()
     assert [(d["source_id"], d["status"]) for d in report["documents"]] == [
         ("a", "ok"),
-        ("b", "heading_required"),
+        ("b", "not_utf8"),
         ("c", "ok"),
         ("d", "source_not_found"),
     ]
     assert [d["source_id"] for d in report["indexes"]["paragraph"]["documents"]] == ["a", "c"]
-    assert "warning: heading_required: b: " in result.err
+    assert "warning: not_utf8: b: " in result.err
 
 
 def test_checks_of_a_failed_document_are_reported_as_skipped(
     make_manifest: ManifestBuilder,
 ) -> None:
-    files = {"a.md": GOOD, "b.md": b"no heading\n"}
+    files = {"a.md": GOOD, "b.md": b"# B\n\nno \xff heading\n"}
     docs = [{**entry(n, d), "source_id": n[0]} for n, d in files.items()]
     spans = [{"label": "x", "quote": "no heading"}]
     manifest = make_manifest(
@@ -394,13 +394,13 @@ def test_checks_of_a_failed_document_are_reported_as_skipped(
     )
     report = run_cli("compare", manifest, "--skip-failed").json()
     assert report["skipped_checks"] == [
-        {"id": "c", "source_id": "b", "reason": "its document did not load (heading_required)"}
+        {"id": "c", "source_id": "b", "reason": "its document did not load (not_utf8)"}
     ]
     assert all(p["checks"] == [] for p in report["policies"])
 
 
 def test_all_documents_failed_even_when_skipping(make_manifest: ManifestBuilder) -> None:
-    manifest = make_manifest({"doc.md": b"no heading\n"})
+    manifest = make_manifest({"doc.md": b"# T\n\n\xff\n"})
     result = run_cli("index", manifest, "--policy", "paragraph", "--skip-failed")
     assert result.code == 2
     assert result.err.splitlines()[-1].startswith("error: no_documents: ")

@@ -15,16 +15,9 @@ from hypothesis import strategies as st
 
 from explorer.chunking.policies import make_config
 from explorer.errors import ErrorCode, ExplorerError
-from explorer.retrieval.evaluate import (
-    EVALUATION,
-    QuestionSet,
-    new_question,
-    parse_questions,
-    place_questions,
-    score,
-    sweep_columns,
-    union,
-)
+from explorer.retrieval.evaluate import EVALUATION, sweep_columns
+from explorer.retrieval.metrics import score, union
+from explorer.retrieval.questions import QuestionSet, new_question, parse_questions, place_questions
 from explorer.sources.loading import DirectoryReader, LoadResult, load_documents
 from explorer.sources.manifest import parse_manifest
 from tests.conftest import ROOT, run_cli
@@ -155,8 +148,8 @@ def test_questions_file_matches_its_schema() -> None:
         (b'{"questions_version": 1, "questions": [], "extra": 1}', "unknown key"),
         (
             b'{"questions_version": 1, "questions": [{"id": "q", "question": "?", '
-            b'"source_id": "s", "references": [{"quote": "x", "start": 0, "end": 1}]}]}',
-            "not both",
+            b'"source_id": "s", "references": [{"quote": "x", "start": 0}]}]}',
+            "both start and end, or neither",
         ),
         (
             b'{"questions_version": 1, "questions": [{"id": "q", "question": "?", '
@@ -318,7 +311,7 @@ def test_a_sentence_of_a_chunk_retrieves_that_chunk_first_under_bm25(
     sentence: str, policy: str
 ) -> None:
     from explorer.chunking.index import build_index
-    from explorer.retrieval.evaluate import BM25, top_k
+    from explorer.retrieval.retrievers import BM25, top_k
 
     chunks = build_index(library().documents, make_config(policy))["chunks"]
     owner = [i for i, c in enumerate(chunks) if sentence in c["text"]]
@@ -327,15 +320,15 @@ def test_a_sentence_of_a_chunk_retrieves_that_chunk_first_under_bm25(
         text = chunks[first]["text"]
         sentence = text[text.index(sentence[:20]) :]
         owner = [first]
-    scores = BM25().scores([c["text"] for c in chunks], [sentence])
+    scores = BM25().ranking([c["text"] for c in chunks], [sentence]).scores(0, 99)
     assert top_k(scores[0], 1) == owner[:1]
 
 
 def test_ties_break_by_chunk_order() -> None:
-    from explorer.retrieval.evaluate import BM25, top_k
+    from explorer.retrieval.retrievers import BM25, top_k
 
     chunks = ["alpha beta", "gamma delta", "alpha beta", "epsilon", "alpha beta"]
-    scores = BM25().scores(chunks, ["alpha", "nothing matches"])
+    scores = BM25().ranking(chunks, ["alpha", "nothing matches"]).scores(0, 99)
     assert top_k(scores[0], 3) == [0, 2, 4]
     assert top_k(scores[1], 3) == [0, 1, 2]
 
@@ -548,7 +541,7 @@ def test_on_real_docs_a_sentence_of_a_chunk_almost_always_retrieves_it_first(pol
     import re
 
     from explorer.chunking.index import build_index
-    from explorer.retrieval.evaluate import BM25, top_k
+    from explorer.retrieval.retrievers import BM25, top_k
 
     manifest = parse_manifest((MARKDOWN_DOCS / "manifest.json").read_bytes())
     load = load_documents(manifest, DirectoryReader(MARKDOWN_DOCS))
@@ -562,7 +555,7 @@ def test_on_real_docs_a_sentence_of_a_chunk_almost_always_retrieves_it_first(pol
         if sentences and sum(sentences[0] in other for other in texts) == 1:
             asked.append(sentences[0])
             owners.append(position)
-    scores = BM25().scores(texts, asked)
+    scores = BM25().ranking(texts, asked).scores(0, len(asked))
     first = sum(top_k(row, 1) == [owner] for row, owner in zip(scores, owners, strict=True))
     assert len(asked) > 700
     assert first / len(asked) >= 0.97

@@ -10,11 +10,12 @@ import explorer
 
 PACKAGE = Path(explorer.__file__).parent
 # Lower stages first: a module may import its own stage and any lower one, never a higher.
-# Grammars read text alone (no manifest, no file), so sources may admit a text by one.
+# Sources load a document once for every column; whether a grammar reads it is the
+# column's question (chunking), so grammars come after sources.
 STAGES = (
-    ("errors", "digests", "jsonio", "limits", "models"),
-    ("grammars",),
+    ("errors", "digests", "jsonio", "limits", "models", "plugins"),
     ("sources",),
+    ("grammars",),
     ("chunking",),
     ("checking",),
     ("pipeline",),

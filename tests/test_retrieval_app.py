@@ -15,15 +15,9 @@ from streamlit.testing.v1 import AppTest
 
 from explorer import DirectoryReader, LoadResult, Settings, load_documents, parse_manifest
 from explorer.chunking.index import build_index, document_chunks
-from explorer.retrieval.evaluate import (
-    Evaluation,
-    QuestionSet,
-    RetrieverName,
-    evaluate,
-    parse_questions,
-    place_question,
-    sweep_columns,
-)
+from explorer.retrieval.evaluate import Evaluation, evaluate, sweep_columns
+from explorer.retrieval.questions import QuestionSet, parse_questions, place_question
+from explorer.retrieval.retrievers import RetrieverName
 from explorer.sources.documents import document_record
 from explorer.view.render import render_ranked_view
 from tests.conftest import MANIFEST, ROOT

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from explorer import ErrorCode, ExplorerError
+from explorer.retrieval.vectors import transaction
 from explorer.store import Store, queries
-from explorer.store.schema import storage_error, transaction
+from explorer.store.schema import storage_error
 from tests.conftest import ROOT, ManifestBuilder, run_cli, sha256_hex
 
 LIBRARY = ROOT / "fixtures" / "library"

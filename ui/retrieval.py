@@ -17,7 +17,6 @@ import altair as alt
 import streamlit as st
 
 from explorer import (
-    POLICIES,
     ChunkConfig,
     Column,
     ErrorCode,
@@ -34,17 +33,16 @@ from explorer.retrieval.evaluate import (
     DEFAULT_K,
     Evaluation,
     QuestionResult,
-    QuestionSet,
-    RetrieverName,
     evaluate,
-    new_question,
-    parse_questions,
-    sweep_columns,
+    size_sweep,
 )
+from explorer.retrieval.questions import QuestionSet, new_question, parse_questions
+from explorer.retrieval.retrievers import RetrieverName
 from explorer.view.display import markdown_literal, markdown_rows, plain_text
 from explorer.view.render import RANKED_LEGEND, RANKED_STYLE, render_ranked_view
 
 from .common import show_error
+from .work import kept_work, questions_download
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 # The bundled questions files, each written for the documents of its fixture's manifest.
@@ -152,14 +150,6 @@ def require_search_bound(questions: QuestionSet, chunk_count: int, what: str) ->
 
 
 # -- the questions ---------------------------------------------------------------------------
-
-
-def added_questions(key: str) -> list[dict[str, object]]:
-    """The questions added to these documents; those of documents left behind are dropped."""
-    kept: dict[str, list[dict[str, object]]] = st.session_state.get("added_questions", {})
-    mine = kept.get(key, [])
-    st.session_state["added_questions"] = {key: mine}
-    return mine
 
 
 def chosen_file(manifest: Manifest) -> QuestionSet | None:
@@ -344,23 +334,40 @@ def show_question(
     return source_id
 
 
+SWEEP_FIGURES = {"recall": "#1565c0", "IoU": "#ef6c00", "hit rate": "#2e7d32"}
+UNITS = {"characters": "max_chars", "tokens": "max_tokens"}
+MAX_SWEEP_SIZE = 100_000  # as a live column's size field
+
+
 def sweep(
     key: str,
     load: LoadResult,
     questions: QuestionSet,
     retriever: RetrieverName,
     k: int,
-    grammar: str,
+    settings: Settings,
 ) -> None:
-    """Recall and IoU against the size of one sized policy, on demand, under the grammar
-    the page's documents load under."""
-    sized = [p.name for p in POLICIES.values() if p.default_max_chars is not None]
-    places = st.columns([2, 1, 1, 1])
-    name = places[0].selectbox("Policy", sized, key="sweep_policy")
-    low = places[1].number_input("From", 1, 2000, 100, 50, key="sweep_from")
-    high = places[2].number_input("To", 1, 2000, 1000, 50, key="sweep_to")
-    step = places[3].number_input("Step", 1, 2000, 100, 50, key="sweep_step")
-    spec = f"{name}:{low}:{high}:{step}"
+    """Recall, IoU and hit rate against the size of one sized column of the page (cut as
+    it is cut: policy, grammar, overlap, a library's parameters), in characters or in
+    tokens, on demand."""
+    sized = {
+        name: config
+        for name, config in zip(settings.config_names, settings.configs, strict=True)
+        if config.sized
+    }
+    if not sized:
+        st.caption("No column on this page has a size to sweep.")
+        return
+    places = st.columns([2, 1, 1, 1, 1])
+    name = places[0].selectbox("Column", list(sized), key="sweep_policy")
+    unit = places[1].radio("Size in", list(UNITS), key="sweep_unit")
+    low = places[2].number_input("From", 1, MAX_SWEEP_SIZE, 100, 50, key="sweep_from")
+    high = places[3].number_input("To", 1, MAX_SWEEP_SIZE, 1000, 50, key="sweep_to")
+    step = places[4].number_input("Step", 1, MAX_SWEEP_SIZE, 100, 50, key="sweep_step")
+    if name is None or unit is None:  # a selectbox and a radio with options have a value
+        return
+    config = sized[name]
+    spec = digest([name, config.as_json(), unit, low, high, step])
     if st.button("Run the sweep", key="sweep_run"):
         st.session_state["sweep_spec"] = spec
     if st.session_state.get("sweep_spec") != spec:
@@ -373,39 +380,53 @@ def sweep(
         if high >= low and (high - low) // step >= MAX_SWEEP_SIZES:
             raise ExplorerError(
                 ErrorCode.USAGE,
-                f"the sweep {spec} has {(high - low) // step + 1} sizes; at most "
-                f"{MAX_SWEEP_SIZES} here (the command line's --sweep takes 100)",
+                f"the sweep from {low} to {high} by {step} has {(high - low) // step + 1} "
+                f"sizes; at most {MAX_SWEEP_SIZES} here (the command line's --sweep takes 100)",
             )
-        # The smallest size has the most chunks: about the text's length over the size.
+        sizes = range(low, high + 1, step)
+        columns = size_sweep(config.strategy, config, sizes, tokens=unit == "tokens")
+        # The smallest size has the most chunks: at most the text's length over the size
+        # (a token holds at least one character).
         characters = sum(len(d["text"]) for d in load.documents)
         require_search_bound(questions, characters // max(low, 1), f"{name} at {low}")
-        evaluation = evaluate_here(key, load, questions, sweep_columns(spec, grammar), retriever, k)
+        evaluation = evaluate_here(key, load, questions, columns, retriever, k)
     except ExplorerError as error:
         show_error(error)
         return
+    axis = f"{config.strategy} {UNITS[unit]}"
+    st.altair_chart(sweep_chart(evaluation, axis), width="stretch")
+    with st.expander("The sweep's figures", expanded=False):
+        st.table(markdown_rows(scoreboard_rows(evaluation)))
+
+
+def sweep_chart(evaluation: Evaluation, axis: str) -> alt.Chart:
+    """One line per figure, over the sizes."""
     points = [
-        {"max_chars": p["config"]["max_chars"], "figure": figure, "value": value}
+        {"size": p["config"].get("max_tokens") or p["config"]["max_chars"], "figure": f, "value": v}
         for p in evaluation["policies"]
-        for figure, value in (("recall", p["summary"]["recall"]), ("IoU", p["summary"]["iou"]))
+        for s in [p["summary"]]
+        for f, v in (("recall", s["recall"]), ("IoU", s["iou"]), ("hit rate", s["hit"]))
     ]
-    chart = (
+    chart: alt.Chart = (
         alt.Chart({"values": points})
         .mark_line(point=True)
         .encode(
-            x=alt.X("max_chars:Q", title=f"{name} max_chars"),
+            x=alt.X("size:Q", title=axis),
             y=alt.Y("value:Q", title="mean over the questions", scale=alt.Scale(domain=[0, 1])),
             color=alt.Color(
                 "figure:N",
                 title=None,
-                scale=alt.Scale(domain=["recall", "IoU"], range=["#1565c0", "#ef6c00"]),
+                scale=alt.Scale(domain=list(SWEEP_FIGURES), range=list(SWEEP_FIGURES.values())),
             ),
-            tooltip=["max_chars:Q", "figure:N", alt.Tooltip("value:Q", format=".3f")],
+            tooltip=[
+                alt.Tooltip("size:Q", title=axis),
+                "figure:N",
+                alt.Tooltip("value:Q", format=".3f"),
+            ],
         )
         .properties(height=300)
     )
-    st.altair_chart(chart, width="stretch")
-    with st.expander("The sweep's figures", expanded=False):
-        st.table(markdown_rows(scoreboard_rows(evaluation)))
+    return chart
 
 
 def retrieval_page(
@@ -418,7 +439,7 @@ def retrieval_page(
         st.info("No document loaded, so there is nothing to search.")
         return
     texts = {d["source_id"]: d["text"] for d in load.documents}
-    added = added_questions(key)
+    added = kept_work(key, manifest).questions
     places = st.columns([3, 2, 2])
     with places[0]:
         try:
@@ -469,6 +490,8 @@ def retrieval_page(
         if added and st.button("Clear the questions added here", key="clear_questions"):
             added.clear()
             st.rerun()
+    if questions is not None:
+        questions_download(questions)
     if questions is not None and evaluation is not None:
         st.subheader("Sweep a size")
-        sweep(key, load, questions, retriever, k, settings.grammar.name)
+        sweep(key, load, questions, retriever, k, settings)

@@ -20,12 +20,13 @@ from ..chunking.index import document_chunks, section_id
 from ..chunking.policies import parse_config, policy_for
 from ..digests import digest
 from ..errors import ErrorCode, ExplorerError
-from ..jsonio import parse_json
+from ..jsonio import parse_json, require_counts
 from ..limits import (
     DEFAULT_LIMITS,
     Limits,
     require_chunks_per_document,
     require_chunks_per_index,
+    too_many_chunks,
 )
 from ..models import Count, Hex64, PlainText, strict_shape, validated
 from ..sources.documents import DocumentRecord
@@ -217,6 +218,16 @@ def _refuse(detail: str) -> ExplorerError:
 
 def decode_chunk_map(data: bytes, limits: Limits = DEFAULT_LIMITS) -> ChunkMap:
     """Bytes of a `chunk-map.json` to its payload, refusing anything not exactly right."""
+    require_counts(
+        data,
+        ErrorCode.INVALID_CHUNK_MAP,
+        "chunk map",
+        limits.chunks_per_document,
+        lambda: too_many_chunks(
+            "the chunk map", limits.chunks_per_document, "--max-document-chunks"
+        ),
+        inner=True,
+    )
     raw = parse_json(data, ErrorCode.INVALID_CHUNK_MAP, "chunk map")
     payload = validated(_CHUNK_MAP.validate_python, raw, ErrorCode.INVALID_CHUNK_MAP)
     require_chunks_per_document(payload["source_id"], len(payload["chunks"]), limits)

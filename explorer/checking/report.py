@@ -44,7 +44,8 @@ class PolicyResult(TypedDict):
             list[str],
             Field(
                 description="An imported chunk file's: which chunks were located ignoring "
-                "whitespace, had CRLF offsets converted, or were skipped."
+                "whitespace, had CRLF offsets converted, or were skipped; a column under "
+                "grammar v1: which documents it left out for want of a leading heading."
             ),
         ]
     ]

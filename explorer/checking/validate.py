@@ -22,6 +22,7 @@ from ..chunking.index import (
     chunk_id_prefix,
     chunk_stream,
     index_foot,
+    index_head,
     index_id_tail,
     write_index,
 )
@@ -29,12 +30,12 @@ from ..chunking.policies import parse_config
 from ..digests import sha
 from ..errors import ErrorCode, ExplorerError
 from ..grammars.v1 import Span
-from ..jsonio import parse_json
-from ..limits import DEFAULT_LIMITS, Limits, require_chunks_per_index
+from ..jsonio import parse_json, require_counts
+from ..limits import DEFAULT_LIMITS, Limits, require_chunks_per_index, too_many_chunks
 from ..models import validated
 from ..sources.documents import DocumentRecord, revision_of
 from ..sources.loading import LoadResult, read_at_most
-from ..sources.manifest import normal_path
+from ..sources.manifest import MAX_DOCUMENTS, normal_path
 
 # The index's one declaration (explorer/index.py), as validators.
 _INDEX = TypeAdapter(Index)
@@ -125,9 +126,11 @@ def _check_chunks(index: Index, config: ChunkConfig, limits: Limits) -> str:
     i = 0
     grammar = grammar_for(config)
     given = _imported_spans(actual) if config.chunk_file is not None else None
+    ours = given is None and config.library is None  # whole-document spans need no heading
     for position, document in enumerate(index["documents"]):
         try:
-            grammar.admit(document["text"])
+            if ours:
+                grammar.admit(document["text"])
         except ExplorerError as error:
             raise _refuse(f"documents[{position}]: {error.detail}") from None
         spans = None if given is None else given.get(document["source_id"], [])
@@ -232,7 +235,17 @@ def _as_written(data: bytes, limits: Limits) -> Index | None:
 
 
 def validate_index_bytes(data: bytes, limits: Limits = DEFAULT_LIMITS) -> Index:
-    """A file's bytes to a validated index: not-JSON is refused like any tampering."""
+    """A file's bytes to a validated index: not-JSON is refused like any tampering.
+    Counted before it is parsed: at most `chunks_per_index` chunks (and `MAX_DOCUMENTS`
+    documents)."""
+    require_counts(
+        data,
+        ErrorCode.INVALID_CHUNK_INDEX,
+        "index file",
+        limits.chunks_per_index + MAX_DOCUMENTS,
+        lambda: too_many_chunks("the index", limits.chunks_per_index, "--max-chunks"),
+        inner=True,
+    )
     written = _as_written(data, limits)
     if written is not None:
         return written
@@ -257,6 +270,7 @@ class ValidatedFile(NamedTuple):
 # Where `write_index`'s frame puts the chunks: after a line of its own, and before a
 # foot of fixed length (`index_foot`).
 _CHUNKS_LINE = CHUNKS_HEAD.rsplit(b"\n", 1)[1] + b"\n"
+_HEAD_START = index_head(b"{}").split(b'"config":')[0]
 _FOOT_BYTES = len(index_foot("0" * 64))
 _COUNT_PIECE = 64 * 1024
 
@@ -266,6 +280,9 @@ def _streamed(handle: BinaryIO, limits: Limits, most: int) -> ValidatedFile | No
     nor held: memory for its documents (at most `most` bytes of their JSON, else
     `document_too_large`), whatever the number of its chunks. None when the file is not
     laid out as `write_index` writes it (a line of each document)."""
+    if handle.read(len(_HEAD_START)) != _HEAD_START:  # not even the writer's first bytes
+        return None
+    handle.seek(0)
     frame: list[bytes] = []
     held = 0
     for line in iter(partial(handle.readline, most + 1 - held), b""):

@@ -196,8 +196,11 @@ def grammar_for(config: ChunkConfig) -> Grammar:
 
 
 def loading_grammar(configs: Iterable[ChunkConfig]) -> Grammar:
-    """The grammar documents load under for columns cut with `configs`: markdown when
-    every one is cut under it, else v1, whose sections need a leading heading (a
-    library's column and a chunk file's place their chunks in v1 sections)."""
-    grammars = {config.grammar_name for config in configs}
+    """The grammar documents load under for columns cut with `configs`: the one grammar
+    our policies' columns cut under, v1 (whose sections need a leading heading) when
+    they cut under several, and markdown (any text) when there is none. A library's
+    column, or a chunk file's, cuts whole documents and so never asks for a heading."""
+    grammars = {config.grammar_name for config in configs if config.library is None}
+    if not grammars:
+        return GRAMMARS["markdown"]
     return GRAMMARS[grammars.pop()] if len(grammars) == 1 else V1_GRAMMAR

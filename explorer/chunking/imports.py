@@ -10,6 +10,7 @@ imported index has `chunk_id`s and an `index_id` computed like ours.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -20,8 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..digests import sha_bytes
 from ..errors import ErrorCode, ExplorerError
 from ..grammars.v1 import Span
-from ..jsonio import parse_json
-from ..limits import DEFAULT_LIMITS, Limits, require_chunks_per_index
+from ..jsonio import parse_json, require_counts
+from ..limits import DEFAULT_LIMITS, Limits, too_many_chunks
 from ..models import describe
 from ..sources.documents import DocumentRecord
 from ..sources.manifest import normal_path
@@ -163,15 +164,29 @@ def detect_shape(first: object) -> ChunkFileShape:
     raise _invalid(f"chunk 1 has no shape this reads ({found}); the shapes are {_SHAPE_KEYS}")
 
 
-def _values(data: bytes) -> list[object]:
-    """A JSON list, or JSON Lines (one chunk per non-blank line)."""
+_NOT_SPACE = re.compile(rb"\S")
+_FILLED_LINE = re.compile(rb"^[^\S\n]*\S", re.MULTILINE)  # a line that is not blank
+
+
+def _values(data: bytes, limits: Limits) -> list[object]:
+    """A JSON list, or JSON Lines (one chunk per non-blank line), counted before it is
+    parsed: at most `limits.chunks_per_index` chunks."""
     if len(data) > MAX_CHUNK_FILE_BYTES:
         raise _invalid(f"the chunk file is larger than {MAX_CHUNK_FILE_BYTES // 2**20} MiB")
-    if data.lstrip()[:1] == b"[":
-        values = parse_json(data, ErrorCode.INVALID_CHUNK_FILE, "chunk file")
+
+    def too_many() -> ExplorerError:
+        return too_many_chunks("the chunk file", limits.chunks_per_index, "--max-chunks")
+
+    most, what = limits.chunks_per_index, "chunk file"
+    first = _NOT_SPACE.search(data)
+    if first is not None and first.group() == b"[":
+        require_counts(data, ErrorCode.INVALID_CHUNK_FILE, what, most, too_many)
+        values = parse_json(data, ErrorCode.INVALID_CHUNK_FILE, what)
         if not isinstance(values, list):
             raise _invalid("the chunk file is a JSON list or JSON Lines, not one object")
         return values
+    lines = sum(1 for _ in _FILLED_LINE.finditer(data))
+    require_counts(data, ErrorCode.INVALID_CHUNK_FILE, what, most, too_many, lines=lines)
     return [
         parse_json(line, ErrorCode.INVALID_CHUNK_FILE, f"chunk file's line {number}")
         for number, line in enumerate(data.split(b"\n"), 1)
@@ -184,18 +199,20 @@ def read_entries(
 ) -> tuple[ChunkFileShape, list[Entry]]:
     """A file's shape and its chunks in file order; a chunk that does not fit the shape
     of the first is refused by its number."""
-    values = _values(data)
+    values = _values(data, limits)
     if not values:
         raise _invalid("the chunk file holds no chunk")
-    require_chunks_per_index(len(values), limits)
     shape = detect_shape(values[0])
     read = _READERS[shape]
     entries = []
     for number, raw in enumerate(values, 1):
         try:
-            entries.append(read(number, raw))
+            entry = read(number, raw)
         except ValidationError as error:
             raise _invalid(f"chunk {number} is not a {shape} chunk: {describe(error)}") from None
+        if entry.start is None and entry.end is not None:
+            raise _invalid(f"chunk {number} gives an end offset without a start offset")
+        entries.append(entry)
     return shape, entries
 
 
@@ -244,9 +261,41 @@ class ChunkFile:
         return sha_bytes(self.data)
 
 
-def _document_of(
-    entry: Entry, by_id: dict[str, Document], by_path: dict[str, Document]
-) -> Document:
+class _Paths:
+    """Documents by manifest path, for chunks that name a path: the path itself, else the
+    first document (in manifest order) whose path the chunk's path ends with after a `/`.
+    A trie of path components from the last one back, so finding a chunk's document
+    costs the length of its path, whatever the number of documents."""
+
+    def __init__(self, documents: Sequence[tuple[str, Document]]) -> None:
+        self._root: dict[str, Any] = {}
+        for rank, (path, document) in enumerate(documents):
+            node = self._root
+            for part in reversed(path.split("/")):
+                node = node.setdefault(part, {})
+            # "/" (never a component) marks a path's end; a repeated path: its first
+            # place in the order, its last document (as a dict of paths would have it)
+            node["/"] = (node.get("/", (rank,))[0], document)
+
+    def find(self, path: str) -> Document | None:
+        parts = path.split("/")
+        node: dict[str, Any] | None = self._root
+        best: tuple[int, Document] | None = None
+        for left in range(len(parts) - 1, -1, -1):
+            node = node.get(parts[left]) if node is not None else None
+            if node is None:
+                break
+            here: tuple[int, Document] | None = node.get("/")
+            if here is None:
+                continue
+            if left == 0:
+                return here[1]  # the path itself comes first
+            if best is None or here[0] < best[0]:
+                best = here
+        return None if best is None else best[1]
+
+
+def _document_of(entry: Entry, by_id: dict[str, Document], by_path: _Paths) -> Document:
     if entry.source_id is not None:
         found = by_id.get(entry.source_id)
         if found is None:
@@ -256,10 +305,7 @@ def _document_of(
             )
         return found
     if entry.path is not None:
-        path = normal_path(entry.path)
-        found = by_path.get(path) or next(
-            (d for p, d in by_path.items() if path.endswith("/" + p)), None
-        )
+        found = by_path.find(normal_path(entry.path))
         if found is None:
             raise _invalid(
                 f"chunk {entry.number} names source {entry.path!r}, which is no loaded "
@@ -281,7 +327,7 @@ def place(
     half-loaded unless `skip_failed`, which leaves out (and names) what cannot be placed."""
     shape, entries = read_entries(chunk_file.data, limits)
     by_id = {d["source_id"]: Document(d["source_id"], d["text"]) for d in documents}
-    by_path = {normal_path(d["path"]): by_id[d["source_id"]] for d in documents}
+    by_path = _Paths([(normal_path(d["path"]), by_id[d["source_id"]]) for d in documents])
     grouped: dict[str, list[Entry]] = {}
     skipped: list[str] = []
 

@@ -21,6 +21,7 @@ from ..limits import (
     Limits,
     require_chunks_per_document,
     require_chunks_per_index,
+    too_many_chunks,
 )
 from ..models import Count, Hex64, LineNumber, NonEmpty, PlainText, VersionOne, strict_shape
 from ..sources.documents import DocumentRecord
@@ -145,21 +146,47 @@ def _placed(
 ) -> Iterator[tuple[_Heading | GrammarSection, Span]]:
     """Each span with its section. A policy of ours cuts section by section; spans of a
     whole document (given, or a library's) each belong to the section their start lies
-    in, its heading line included (docs/contract.md §5c)."""
-    sections = grammar_for(config).sections(text)
+    in, its heading line included (docs/contract.md §5c), or none before the first
+    heading. Only a policy of ours needs its grammar to admit the text (grammar v1: a
+    leading heading); whole-document spans never do."""
+    grammar = grammar_for(config)
     spans = given
     if spans is None:
         policy = policy_for(config)
         if not isinstance(policy, DocumentPolicy):
-            for section in sections:
+            for section in grammar.sections(text):
                 for span in policy.spans(text, section, config):
                     yield section, span
             return
         spans = policy.document_spans(text, config)
+    sections = grammar.any_sections(text)
     heading_starts = [section.heading_start for section in sections]
     for span in spans:
         at = bisect_right(heading_starts, span[0]) - 1
-        yield (sections[max(at, 0)] if sections else _NO_SECTION), span
+        yield (sections[at] if at >= 0 else _NO_SECTION), span
+
+
+# The most characters, other than whitespace, one token of a tokenizer holds (cl100k's
+# longest hold fewer): what bounds a token-sized library's chunk count from below.
+MAX_CHARS_PER_TOKEN = 64
+
+
+def _require_possible(source_id: str, text: str, config: ChunkConfig, limits: Limits) -> None:
+    """Refuse a whole-document library call before it runs when its chunks cannot be
+    as few as the limit: each holds at most its size of the text's non-blank characters
+    (in tokens, `MAX_CHARS_PER_TOKEN` each), so `max_chars: 1` on a long text is refused
+    at once, not after the library has cut it all."""
+    if not config.sized or not isinstance(policy_for(config), DocumentPolicy):
+        return
+    per_chunk = config.size() * (MAX_CHARS_PER_TOKEN if config.unit is not None else 1)
+    fewest = -(-sum(map(len, text.split())) // per_chunk)
+    if fewest > limits.chunks_per_document:
+        raise too_many_chunks(
+            f"document {source_id!r} (at least {fewest:,} chunks of at most {config.size():,} "
+            f"{config.unit or 'characters'})",
+            limits.chunks_per_document,
+            "--max-document-chunks",
+        )
 
 
 def chunk_stream(
@@ -186,6 +213,8 @@ def chunk_stream(
     # may start before the previous one ends (never before it starts): the cursor then
     # steps back over the overlap only.
     line, line_offset = 1, 0
+    if given is None:
+        _require_possible(source_id, text, config, limits)
     current: _Heading | GrammarSection | None = None
     sid, title, middle = "", "", b""
     for order, (section, (start, end)) in enumerate(_placed(text, config, given)):
@@ -282,6 +311,47 @@ def index_id_tail(config: ChunkConfig, documents: list[DocumentRecord]) -> bytes
         "schema_version": SCHEMA_VERSION,
     }
     return b"]," + canonical_bytes(rest)[1:]
+
+
+MAX_NAMED = 5  # documents a column's note names before saying how many more
+
+
+def readable(
+    documents: Sequence[DocumentRecord], config: ChunkConfig, name: str
+) -> tuple[list[DocumentRecord], list[str]]:
+    """The documents a column cuts, and what its column says of the others. A policy of
+    ours cuts a text only if its grammar admits it (grammar v1: a leading heading); a
+    library's column and a chunk file's cut any text. A column that can cut none of the
+    documents is refused (the grammar's code, `heading_required`), naming the column."""
+    if config.library is not None or config.chunk_file is not None:
+        return list(documents), []
+    grammar = grammar_for(config)
+    kept: list[DocumentRecord] = []
+    left: list[str] = []
+    refusal: ExplorerError | None = None
+    for document in documents:
+        try:
+            grammar.admit(document["text"])
+        except ExplorerError as error:
+            left.append(document["source_id"])
+            refusal = error
+            continue
+        kept.append(document)
+    if refusal is None:
+        return kept, []
+    if not kept:
+        raise ExplorerError(
+            refusal.code,
+            f"the column {name!r} cuts under grammar {grammar.name}, which reads none of the "
+            f"documents: {refusal.detail}",
+        )
+    named = ", ".join(repr(source_id) for source_id in left[:MAX_NAMED])
+    more = f" and {len(left) - MAX_NAMED} more" if len(left) > MAX_NAMED else ""
+    return kept, [
+        f"{refusal.code.value}: grammar {grammar.name} cuts only a text that starts with a "
+        f"heading, so this column leaves out {len(left)} of {len(documents)} documents "
+        f"({named}{more}); the markdown grammar reads them"
+    ]
 
 
 def build_index(

@@ -5,7 +5,8 @@ Imported chunk files and the libraries behind live columns both place chunks her
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from array import array
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from functools import cached_property
 from typing import NamedTuple
@@ -60,38 +61,112 @@ class Document:
         stop = start + len(entry.text)
         return start >= 0 and entry.end in (None, stop) and self.text[start:stop] == entry.text
 
-    def at_offsets(self, entry: Entry, start: int, end: int | None) -> Placed:
-        """The span the chunk's offsets give, checked against the text."""
+    def _held(self, entry: Entry, start: int, end: int | None, raw: bool) -> Span | None:
+        """The span the chunk's offsets give, if it holds the chunk's text: offsets of
+        the normalized text, or (`raw`) of the text before CRLF normalization."""
         stop = start + len(entry.text) if end is None else end
-        if 0 <= start < stop <= len(self.text) and self.text[start:stop] == entry.text:
-            return Placed((start, stop))
-        text = normalize_newlines(entry.text)
-        begin, finish = self.normalized(start), self.normalized(stop)
-        if 0 <= begin < finish <= len(self.text) and self.text[begin:finish] == text:
-            return Placed((begin, finish), converted=True)
+        text = entry.text
+        if raw:
+            start, stop = self.normalized(start), self.normalized(stop)
+            text = normalize_newlines(text)
+        if 0 <= start < stop <= len(self.text) and self.text[start:stop] == text:
+            return start, stop
+        return None
+
+    def raw_offsets(self, entries: Sequence[Entry]) -> bool:
+        """Whether this document's chunks give offsets of the raw CRLF text: decided once
+        for all of them, by the chunks whose offsets hold only one way (a chunk whose text
+        also stands at its raw offsets, in a repeated run, follows its neighbours)."""
+        only_raw = False
+        for entry in entries:
+            if entry.start is None:
+                continue
+            normal = self._held(entry, entry.start, entry.end, raw=False) is not None
+            raw = self._held(entry, entry.start, entry.end, raw=True) is not None
+            if normal and not raw:
+                return False
+            only_raw = only_raw or (raw and not normal)
+        return only_raw
+
+    def at_offsets(self, entry: Entry, start: int, end: int | None, raw: bool) -> Placed:
+        """The span the chunk's offsets give, checked against the text."""
+        span = self._held(entry, start, end, raw)
+        if span is not None:
+            return Placed(span, converted=raw)
+        stop = start + len(entry.text) if end is None else end
         held = self.text[max(start, 0) : max(stop, 0)]
+        kind = "CRLF offsets, as this document's other chunks give" if raw else "offsets"
         raise ExplorerError(
             ErrorCode.INVALID_CHUNK_FILE,
-            f"{self.where(entry)}: its offsets [{start}, {stop}) hold {_preview(held)}, "
-            "not its text, in the normalized document or with CRLF offsets",
+            f"{self.where(entry)}: its {kind} [{start}, {stop}) hold {_preview(held)}, "
+            "not its text",
         )
 
+    @cached_property
+    def _runs(self) -> _Runs:
+        return _Runs.of(self.text)
+
     def locate(self, entry: Entry, origin: int) -> Placed:
-        """The chunk's first place from `origin` on: exactly, else ignoring whitespace."""
+        """The chunk's first place from `origin` on: exactly, else ignoring whitespace.
+        Both are one linear search (`str.find`), so a chunk that is nowhere costs one
+        pass over the rest of the document, never a backtracking pattern."""
         text = normalize_newlines(entry.text)
         at = self.text.find(text, origin)
         if at >= 0:
             return Placed((at, at + len(text)))
-        words = text.split()
-        if words and sum(map(len, words)) <= len(self.text) - origin:
-            found = re.compile(r"\s*".join(map(re.escape, words))).search(self.text, origin)
-            if found is not None:
-                return Placed((found.start(), found.end()), loose=True)
+        bare = "".join(_NON_BLANK.findall(text))
+        if bare:
+            span = self._runs.find(bare, origin)
+            if span is not None:
+                return Placed(span, loose=True)
         raise ExplorerError(
             ErrorCode.CHUNK_NOT_FOUND,
             f"{self.where(entry)} is not in the document from offset {origin} on, exactly "
             "or ignoring whitespace",
         )
+
+
+_NON_BLANK = re.compile(r"\S+")
+
+
+class _Runs(NamedTuple):
+    """A text without its whitespace (`bare`), and where each of its non-blank runs
+    starts in the text and in `bare` (a last entry past the end), to map back."""
+
+    bare: str
+    starts: array[int]  # one per run
+    offsets: array[int]  # one per run, then len(bare)
+
+    @classmethod
+    def of(cls, text: str) -> _Runs:
+        runs = list(_NON_BLANK.finditer(text))
+        offsets = array("q", [0])
+        total = 0
+        for run in runs:
+            total += run.end() - run.start()
+            offsets.append(total)
+        starts = array("q", (run.start() for run in runs))
+        return cls("".join(run.group() for run in runs), starts, offsets)
+
+    def _position(self, index: int) -> int:
+        """Where `bare[index]` stands in the text."""
+        run = bisect_right(self.offsets, index) - 1
+        return self.starts[run] + index - self.offsets[run]
+
+    def find(self, bare: str, origin: int) -> Span | None:
+        """The first span from `origin` on whose text, without whitespace, is `bare`:
+        from its first non-blank character to its last."""
+        run = bisect_right(self.starts, origin) - 1
+        if run < 0:
+            begin = 0
+        else:
+            length = self.offsets[run + 1] - self.offsets[run]
+            inside = origin - self.starts[run]
+            begin = self.offsets[run] + inside if inside < length else self.offsets[run + 1]
+        at = self.bare.find(bare, begin)
+        if at < 0:
+            return None
+        return self._position(at), self._position(at + len(bare) - 1) + 1
 
 
 def normalize_newlines(text: str) -> str:
@@ -104,12 +179,14 @@ def locate_in_order(
 ) -> Iterator[tuple[Entry, Placed | ExplorerError]]:
     """Each chunk's place, or why it has none. A chunk without offsets is searched for from
     the previous chunk's start (after it, when the two chunks say the same). Offsets that
-    do not hold the chunk's text are refused, or, unless `offsets_must_hold`, ignored."""
+    do not hold the chunk's text are refused, or, unless `offsets_must_hold`, ignored;
+    whether they are raw CRLF offsets is decided for the document, not chunk by chunk."""
     origin, previous = 0, None
+    raw = offsets_must_hold and document.raw_offsets(entries)
     for entry in entries:
         try:
             if entry.start is not None and offsets_must_hold:
-                placed = document.at_offsets(entry, entry.start, entry.end)
+                placed = document.at_offsets(entry, entry.start, entry.end, raw)
             elif entry.start is not None and document.holds(entry):
                 placed = Placed((entry.start, entry.start + len(entry.text)))
             else:

@@ -33,7 +33,7 @@ from typing import IO, Any, NamedTuple, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from ..chunking.config import ChunkConfig, grammar_for
+from ..chunking.config import ChunkConfig, loading_grammar
 from ..chunking.index import (
     CHUNKS_HEAD,
     INDEX_ID_END,
@@ -51,26 +51,32 @@ from ..errors import ErrorCode, ExplorerError
 from ..grammars import Grammar
 from ..limits import DEFAULT_LIMITS, Limits, require_chunks_per_index
 from ..retrieval.evaluate import (
-    ChunkTerms,
     Columns,
-    CorpusTerms,
     Evaluation,
     Hit,
-    PlacedQuestion,
     PolicyEvaluation,
+    evaluation_of,
+    policy_evaluation,
+    question_result,
+)
+from ..retrieval.questions import (
+    PlacedQuestion,
     Question,
     QuestionSet,
-    RetrieverName,
-    bm25_scores,
-    bm25_terms,
-    cosines,
-    embedded,
-    evaluation_of,
     not_loaded,
     place_question,
-    question_result,
-    summarize,
-    top_k,
+    require_written,
+)
+from ..retrieval.retrievers import (
+    BM25Scores,
+    ChunkTerms,
+    CorpusTerms,
+    Cosines,
+    Ranking,
+    RetrieverName,
+    best_chunks,
+    bm25_terms,
+    embedded,
 )
 from ..sources.documents import DocumentRecord
 from ..sources.loading import (
@@ -147,13 +153,19 @@ def load_shard(
     grammar: Grammar,
 ) -> Iterator[tuple[DocumentPiece, DocumentRecord | None, list[list[ChunkRecord]]]]:
     """Each document of a shard loaded on its own and chunked under every config: its
-    piece, its record (None if it did not load), and its chunk records per config."""
+    piece, its record (None if it did not load), and its chunk records per config. On
+    Ray a document loads under one `grammar` for every column (`loading_grammar`): one
+    that grammar does not read fails to load, as `--skip-failed` can leave out."""
     _out_of_the_collectors_way()
     prefixes = [chunk_id_prefix(config) for config in configs]
     for position, entry in entries:
-        status, record, read = load_one(
-            entry, reader, max_bytes, grammar, limits.pages_per_document
-        )
+        status, record, read = load_one(entry, reader, max_bytes, limits.pages_per_document)
+        if record is not None:
+            try:
+                grammar.admit(record["text"])
+            except ExplorerError as error:
+                status = DocumentStatus(entry["source_id"], entry["path"], error.code, error.detail)
+                record = None
         if record is None:
             yield DocumentPiece(position, status, read, b"", ()), None, []
             continue
@@ -175,7 +187,7 @@ def index_shard(
     limits: Limits,
 ) -> list[DocumentPiece]:
     """What an `index` task does: a shard's documents loaded and chunked."""
-    grammar = grammar_for(config)
+    grammar = loading_grammar((config,))
     return [p for p, _, _ in load_shard(entries, reader, (config,), max_bytes, limits, grammar)]
 
 
@@ -504,25 +516,26 @@ def score_shard(
     asked: Sequence[Sequence[str]] | NDArray[np.float32],
     corpus: Sequence[CorpusTerms | None],
     k: int,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> list[list[list[Ranked]]]:
     """What an `evaluate` task does second: per column, each question's top k of the
-    shard's chunks, scored as the whole index scores them."""
+    shard's chunks, scored as the whole index scores them, a block of questions at a
+    time (`best_chunks`, as one process ranks)."""
     found = []
+    count = len(asked)
     for column, where in enumerate(material.where):
         totals = corpus[column]
+        ranking: Ranking
         if totals is not None:
             assert isinstance(asked, Sequence)
-            matrix = bm25_scores(material.terms[column], asked, totals)
+            ranking = BM25Scores(material.terms[column], asked, totals)
         else:
             assert not isinstance(asked, Sequence)
-            matrix = cosines(asked, material.vectors[column])
+            ranking = Cosines(asked, material.vectors[column])
         found.append(
             [
-                [
-                    (-float(row[i]), shard, i, Hit(*where[i][:4], float(row[i]), where[i][4]))
-                    for i in top_k(row, k)
-                ]
-                for row in matrix
+                [(-score, shard, i, Hit(*where[i][:4], score, where[i][4])) for i, score in best]
+                for best in best_chunks(ranking, count, len(where), k, limits)
             ]
         )
     return found
@@ -540,6 +553,7 @@ def ray_evaluate(
 ) -> Evaluation:
     """`evaluate` over a manifest on Ray: the same figures, ids, warnings and refusals."""
     require_shardable(retriever_name)
+    require_written(questions)
     ray = run.ray
     configs = [config for _, config in columns]
     by_source: dict[str, list[tuple[int, Question]]] = {}
@@ -598,13 +612,14 @@ def ray_evaluate(
                 if isinstance(question, PlacedQuestion)
             ]
             policies.append(
-                {
-                    "name": name,
-                    "config": config.as_json(),
-                    "index_id": fold.index_id(column),
-                    "summary": summarize(results, fold.counts[column], chars[column]),
-                    "questions": results,
-                }
+                policy_evaluation(
+                    name,
+                    config.as_json(),
+                    fold.index_id(column),
+                    results,
+                    fold.counts[column],
+                    chars[column],
+                )
             )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -627,7 +642,7 @@ def _merged_top_k(
     top: list[list[list[Ranked]]] = [[[] for _ in range(questions)] for _ in range(columns)]
 
     def submit(numbered: tuple[int, Any]) -> Any:
-        return second.remote(numbered[1], numbered[0], asked_ref, corpus_ref, k)
+        return second.remote(numbered[1], numbered[0], asked_ref, corpus_ref, k, run.limits)
 
     for _, _, found in _in_order(run, submit, enumerate(materials)):
         if isinstance(found, Exception):

@@ -49,7 +49,12 @@ class Grammar(Protocol):
         cannot read (grammar v1: `heading_required`)."""
 
     def sections(self, text: str) -> Sequence[GrammarSection]:
-        """Every section with a unit, in document order."""
+        """Every section with a unit, in document order, of a text the grammar admits."""
+        ...
+
+    def any_sections(self, text: str) -> Sequence[GrammarSection]:
+        """`sections` of any text (v1: none before the first heading), for placing the
+        chunks of a whole document, a library's or a chunk file's."""
         ...
 
 
@@ -65,6 +70,9 @@ class V1:
 
     def sections(self, text: str) -> Sequence[GrammarSection]:
         return grammar.sections(text)
+
+    def any_sections(self, text: str) -> Sequence[GrammarSection]:
+        return grammar.headed_sections(text)
 
 
 class Markdown:
@@ -83,6 +91,9 @@ class Markdown:
         from . import markdown as markdown_grammar
 
         return markdown_grammar.sections(text)
+
+    def any_sections(self, text: str) -> Sequence[GrammarSection]:
+        return self.sections(text)
 
 
 V1_GRAMMAR = V1()

@@ -66,8 +66,15 @@ def _headings(text: str) -> list[re.Match[str]]:
 
 
 def sections(text: str) -> list[Section]:
-    """Every section with a non-blank body, in document order."""
+    """Every section with a non-blank body, in document order, of a text that starts
+    with a heading."""
     require_heading(text)
+    return headed_sections(text)
+
+
+def headed_sections(text: str) -> list[Section]:
+    """Every section with a non-blank body, in document order, of any text: text before
+    the first heading is in none (where a library's or a chunk file's chunks may lie)."""
     headings = _headings(text)
     plain_lines = not any(character in text for character in _OTHER_BREAK_CHARACTERS)
     result = []

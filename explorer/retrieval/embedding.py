@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import functools
 import importlib
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..errors import ErrorCode, ExplorerError
+from ..plugins import load_plugin
 
 if TYPE_CHECKING:  # numpy is imported where vectors are made: most commands make none
     import numpy as np
@@ -30,7 +30,6 @@ DEFAULT_BATCH = 64
 MAX_BATCH = 1024
 MAX_DIMENSIONS = 4096
 MAX_NAME_CHARS = 200
-_SPEC = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
 
 @runtime_checkable
@@ -97,29 +96,9 @@ def load_embedder(spec: str) -> Embedder | None:
         return None
     if spec == DEFAULT_EMBEDDER:
         return wordllama()
-    if not _SPEC.match(spec):
-        raise ExplorerError(
-            ErrorCode.INVALID_EMBEDDER,
-            f"--embedder takes 'wordllama', 'none' or 'package.module:factory', not {spec[:200]!r}",
-        )
-    module_name, factory_name = spec.split(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise ExplorerError(
-            ErrorCode.INVALID_EMBEDDER, f"cannot import {module_name!r}: {error}"
-        ) from None
-    factory = getattr(module, factory_name, None)
-    if not callable(factory):
-        raise ExplorerError(
-            ErrorCode.INVALID_EMBEDDER, f"{module_name!r} has no callable {factory_name!r}"
-        )
-    try:
-        embedder = factory()
-    except Exception as error:  # a user's code: any failure is theirs, named
-        raise ExplorerError(
-            ErrorCode.INVALID_EMBEDDER, f"{spec} raised {type(error).__name__}: {error}"
-        ) from None
+    embedder = load_plugin(
+        spec, ErrorCode.INVALID_EMBEDDER, "--embedder", f"'{DEFAULT_EMBEDDER}', '{NO_EMBEDDER}'"
+    )
     return checked(embedder, spec)
 
 

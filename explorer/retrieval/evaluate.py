@@ -1,468 +1,37 @@
 """Measure retrieval: for questions whose answers are known character ranges, how much
 of each answer do a policy's top-k chunks hold, and at what cost in retrieved text?
 
-Metrics are those of chunking_evaluation, over character ranges `(source_id, start,
-end)` (ranges of different documents never intersect). With R the union of a question's
-reference ranges and c_i its retrieved chunks:
-recall = |R ∩ C| / |R|; precision = |R ∩ C| / Σ|c_i| (every retrieved character counts,
-overlapping ones too); IoU = |R ∩ C| / (Σ|c_i| + |R \\ C|), where C is the union of
-the c_i; hit = one retrieved chunk contains all of R.
-
-Retrievers score every chunk of a policy's whole index (all documents) for each
-question; the top k are taken, ties broken by chunk order so results are reproducible.
+Questions come from `questions`, the figures from `metrics` (chunking_evaluation's),
+the rankings from `retrievers`. A retriever ranks every chunk of a policy's whole index
+(all documents) for each question, a block of questions at a time; the top k are taken,
+ties broken by chunk order so results are reproducible.
 """
 
 from __future__ import annotations
 
-import importlib
-import logging
-import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Literal, NamedTuple, NotRequired, Protocol
+from collections.abc import Sequence
+from typing import NamedTuple, NotRequired
 
-from pydantic import ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import TypeAdapter
 from typing_extensions import TypedDict
 
-from ..checking.checks import resolve_span
 from ..checking.validate import validate_index
 from ..chunking.config import DEFAULT_GRAMMAR, ChunkConfig, ConfigJson
-from ..chunking.index import ChunkRecord, build_index
-from ..chunking.policies import POLICIES, make_config
-from ..digests import digest
+from ..chunking.imports import ChunkFile, place
+from ..chunking.index import ChunkRecord, GivenSpans, build_index, readable
+from ..chunking.policies import LIBRARY_POLICIES, POLICIES, make_config
 from ..errors import ErrorCode, ExplorerError
-from ..jsonio import parse_json
 from ..limits import DEFAULT_LIMITS, Limits
-from ..models import (
-    NoNullModel,
-    PlainText,
-    StrictModel,
-    VersionOne,
-    strict_shape,
-    validated,
-)
+from ..models import strict_shape
 from ..pipeline import Settings
 from ..sources.loading import LoadResult
-from ..sources.manifest import ManifestSpan, require_one_form, span_schema
+from .metrics import score
+from .questions import PlacedQuestion, QuestionSet, place_questions, require_written
+from .retrievers import Embed, Retriever, RetrieverName, best_chunks, retriever
 
 EVALUATION_VERSION = 1
 DEFAULT_K = 5
 MAX_K = 100
-MAX_QUESTIONS = 10_000
-MAX_REFERENCES = 100
-MAX_QUESTION_CHARS = 10_000
-RRF_K = 60  # reciprocal rank fusion's constant, as its authors (Cormack et al.) chose
-RETRIEVERS = ("bm25", "embedding", "hybrid")
-RetrieverName = Literal["bm25", "embedding", "hybrid"]
-
-# ---------------------------------------------------------------------------------------
-# Questions
-
-
-class Reference(NoNullModel):
-    """Where a question's answer is: a quote that occurs exactly once in the normalized
-    document, or `[start, end)` in its characters."""
-
-    model_config = ConfigDict(json_schema_extra=span_schema)
-
-    quote: str | None = Field(default=None, min_length=1, max_length=MAX_QUESTION_CHARS)
-    start: int | None = None
-    end: int | None = None
-
-    @model_validator(mode="after")
-    def _one_form(self) -> Reference:
-        require_one_form(self.quote, self.start, self.end)
-        return self
-
-    def as_span(self, label: str) -> ManifestSpan:
-        return ManifestSpan(label=label, **self.model_dump(exclude_none=True))
-
-
-class Question(StrictModel):
-    id: Annotated[PlainText, Field(max_length=200)]
-    question: Annotated[PlainText, Field(max_length=MAX_QUESTION_CHARS)]
-    source_id: PlainText
-    references: list[Reference] = Field(min_length=1, max_length=MAX_REFERENCES)
-
-
-class QuestionSet(StrictModel):
-    """A questions file (`questions_version` 1)."""
-
-    questions_version: VersionOne
-    questions: list[Question] = Field(min_length=1, max_length=MAX_QUESTIONS)
-
-    @model_validator(mode="after")
-    def _unique_ids(self) -> QuestionSet:
-        seen: set[str] = set()
-        for question in self.questions:
-            if question.id in seen:
-                raise ValueError(f"duplicate question id {question.id!r}")
-            seen.add(question.id)
-        return self
-
-
-def parse_questions(data: bytes) -> QuestionSet:
-    """Bytes of a questions file to a checked `QuestionSet`, or `invalid_questions`."""
-    raw = parse_json(data, ErrorCode.INVALID_QUESTIONS, "questions file")
-    return validated(QuestionSet.model_validate, raw, ErrorCode.INVALID_QUESTIONS)
-
-
-Range = tuple[str, int, int]  # (source_id, start, end), half-open, in characters
-
-
-@dataclass(frozen=True)
-class PlacedQuestion:
-    """A question with its references placed in the normalized text of its document."""
-
-    id: str
-    question: str
-    source_id: str
-    references: tuple[Range, ...]
-
-
-def place_question(question: Question, text: str, named: str | None = None) -> PlacedQuestion:
-    """Each reference placed as span checks place spans: a quote must occur exactly once
-    (`span_quote_not_found`, `span_quote_ambiguous`), offsets must lie in the text
-    (`span_out_of_range`). A refusal names the question by its id, or as `named`."""
-    ranges = []
-    for number, reference in enumerate(question.references, 1):
-        where = f"{named or f'question {question.id!r}'}, reference {number}"
-        span = resolve_span(text, reference.as_span(f"reference {number}"), where)
-        ranges.append((question.source_id, span.start, span.end))
-    return PlacedQuestion(question.id, question.question, question.source_id, tuple(ranges))
-
-
-def place_questions(questions: QuestionSet, texts: Mapping[str, str]) -> tuple[PlacedQuestion, ...]:
-    """Every question placed in its document; one whose document is not among `texts`
-    (unknown, or failed to load) is refused (`invalid_questions`), never measured
-    against nothing."""
-    placed = []
-    for question in questions.questions:
-        text = texts.get(question.source_id)
-        if text is None:
-            raise not_loaded(question)
-        placed.append(place_question(question, text))
-    return tuple(placed)
-
-
-def not_loaded(question: Question) -> ExplorerError:
-    return ExplorerError(
-        ErrorCode.INVALID_QUESTIONS,
-        f"question {question.id!r} names source_id {question.source_id!r}, "
-        "which is not a loaded document of the manifest",
-    )
-
-
-def new_question(
-    question: str, source_id: str, quotes: Sequence[str], text: str, taken_ids: Sequence[str] = ()
-) -> Question:
-    """A question a person typed, with its answer quoted from the document (`text`, the
-    normalized text of `source_id`): checked and placed now, so a quote that is missing
-    or ambiguous is refused with its code before it is kept. Its id comes from its
-    content (`q-` and 12 hex digits), with `-2`, `-3`… if that id is taken."""
-    made = validated(
-        Question.model_validate,
-        {
-            "id": "q-" + digest({"question": question, "source_id": source_id})[:12],
-            "question": question,
-            "source_id": source_id,
-            "references": [{"quote": quote} for quote in quotes],
-        },
-        ErrorCode.INVALID_QUESTIONS,
-    )
-    place_question(made, text, "the question")  # its id is not shown to anyone yet
-    base, number, taken = made.id, 1, set(taken_ids)
-    while made.id in taken:
-        number += 1
-        made = made.model_copy(update={"id": f"{base}-{number}"})
-    return made
-
-
-# ---------------------------------------------------------------------------------------
-# Metrics over character ranges
-
-
-def union(ranges: Sequence[Range]) -> list[Range]:
-    """The same characters as sorted, disjoint, non-touching ranges."""
-    merged: list[Range] = []
-    for source_id, start, end in sorted(ranges):
-        if start >= end:
-            continue
-        if merged and merged[-1][0] == source_id and start <= merged[-1][2]:
-            last = merged[-1]
-            merged[-1] = (source_id, last[1], max(last[2], end))
-        else:
-            merged.append((source_id, start, end))
-    return merged
-
-
-def size(ranges: Sequence[Range]) -> int:
-    """Σ|r|: every character of every range, overlaps counted again."""
-    return sum(end - start for _, start, end in ranges)
-
-
-def overlap(a: Sequence[Range], b: Sequence[Range]) -> int:
-    """|union(a) ∩ union(b)|: the characters both cover, each counted once."""
-    total = 0
-    left, right = union(a), union(b)
-    i = j = 0
-    while i < len(left) and j < len(right):
-        (sa, a0, a1), (sb, b0, b1) = left[i], right[j]
-        if sa == sb:
-            total += max(0, min(a1, b1) - max(a0, b0))
-        if (sa, a1) <= (sb, b1):
-            i += 1
-        else:
-            j += 1
-    return total
-
-
-@dataclass(frozen=True)
-class Scores:
-    recall: float
-    precision: float
-    iou: float
-    hit: bool
-
-
-def contains(outer: Range, inner: Range) -> bool:
-    return outer[0] == inner[0] and outer[1] <= inner[1] and inner[2] <= outer[2]
-
-
-def score(references: Sequence[Range], retrieved: Sequence[Range]) -> Scores:
-    """The four figures of one question (see the module's docstring). With nothing
-    retrieved, precision is 0."""
-    wanted = union(references)
-    wanted_size = size(wanted)
-    if wanted_size == 0:
-        raise ValueError("a question needs a non-empty reference")
-    found = overlap(wanted, retrieved)
-    retrieved_size = size(retrieved)
-    return Scores(
-        recall=found / wanted_size,
-        precision=found / retrieved_size if retrieved_size else 0.0,
-        iou=found / (retrieved_size + wanted_size - found),
-        hit=any(all(contains(chunk, part) for part in wanted) for chunk in retrieved),
-    )
-
-
-# ---------------------------------------------------------------------------------------
-# Retrievers
-
-# numpy is imported where scores are computed: only `evaluate` does, not every command.
-if TYPE_CHECKING:
-    import numpy as np
-    from numpy.typing import NDArray
-
-    Matrix = NDArray[np.float64]
-
-
-class Retriever(Protocol):
-    """Scores every chunk for every question: a (questions, chunks) matrix, higher is
-    better. Ranking (and the tie-break by chunk order) is done once, by `top_k`."""
-
-    @property
-    def name(self) -> str: ...
-
-    def scores(self, chunks: Sequence[str], questions: Sequence[str]) -> Matrix: ...
-
-
-BM25_K1, BM25_B = 1.5, 0.75
-
-
-def bm25_terms(texts: Sequence[str]) -> list[list[str]]:
-    """Each text's words as BM25 counts them (see `BM25`), in order."""
-    bm25s = importlib.import_module("bm25s")
-    logging.getLogger("bm25s").setLevel(logging.WARNING)
-    stemmer = importlib.import_module("Stemmer").Stemmer("english")
-    terms: list[list[str]] = bm25s.tokenize(
-        list(texts), stopwords="en", stemmer=stemmer, return_ids=False, show_progress=False
-    )
-    return terms
-
-
-@dataclass(frozen=True)
-class ChunkTerms:
-    """What BM25 needs of some chunks: each one's length in words and its counts of the
-    words `asked` (those of the questions); nothing else of a chunk enters a score."""
-
-    lengths: tuple[int, ...]
-    counts: tuple[dict[str, int], ...]
-
-    @classmethod
-    def of(cls, chunks: Sequence[Sequence[str]], asked: frozenset[str]) -> ChunkTerms:
-        counts = []
-        for words in chunks:
-            count: dict[str, int] = {}
-            for word in words:
-                if word in asked:
-                    count[word] = count.get(word, 0) + 1
-            counts.append(count)
-        return cls(tuple(len(words) for words in chunks), tuple(counts))
-
-
-@dataclass(frozen=True)
-class CorpusTerms:
-    """What BM25 needs of a whole index: its chunks, their words, and how many chunks
-    hold each word asked. Sums over shards give the whole's."""
-
-    chunks: int
-    words: int
-    holding: Mapping[str, int]
-
-    @classmethod
-    def of(cls, terms: ChunkTerms) -> CorpusTerms:
-        holding: dict[str, int] = {}
-        for count in terms.counts:
-            for word in count:
-                holding[word] = holding.get(word, 0) + 1
-        return cls(len(terms.lengths), sum(terms.lengths), holding)
-
-    def __add__(self, other: CorpusTerms) -> CorpusTerms:
-        holding = dict(self.holding)
-        for word, number in other.holding.items():
-            holding[word] = holding.get(word, 0) + number
-        return CorpusTerms(self.chunks + other.chunks, self.words + other.words, holding)
-
-
-def bm25_scores(
-    terms: ChunkTerms, questions: Sequence[Sequence[str]], corpus: CorpusTerms
-) -> Matrix:
-    """BM25 of some chunks of a corpus for each question's words, as `bm25s` computes it
-    over the whole corpus, bit for bit: per word idf (float32) times the Lucene term
-    factor (float64), rounded to float32, summed in float32 in the question's word order
-    (words no chunk holds left out). So a shard's scores, given the whole's `corpus`,
-    are exactly the scores the one process gives the same chunks."""
-    import numpy as np
-
-    count = len(terms.lengths)
-    matrix = np.zeros((len(questions), count), dtype=np.float64)
-    if not count or not corpus.chunks:
-        return matrix
-    average = np.float64(corpus.words) / corpus.chunks
-    base = BM25_K1 * ((1 - BM25_B) + BM25_B * np.asarray(terms.lengths, dtype=np.int64) / average)
-    where: dict[str, tuple[list[int], list[int]]] = {}
-    for i, counts in enumerate(terms.counts):
-        for word, n in counts.items():
-            chunks, frequencies = where.setdefault(word, ([], []))
-            chunks.append(i)
-            frequencies.append(n)
-    postings = {
-        word: (np.asarray(at, dtype=np.int64), np.asarray(frequency, dtype=np.float32))
-        for word, (at, frequency) in where.items()
-    }
-    idf = {
-        word: np.float32(math.log(1 + (corpus.chunks - n + 0.5) / (n + 0.5)))
-        for word, n in corpus.holding.items()
-    }
-    for row, words in enumerate(questions):
-        total = np.zeros(count, dtype=np.float32)
-        for word in words:
-            if word in postings:
-                at, frequency = postings[word]
-                total[at] += (idf[word] * (frequency / (base[at] + frequency))).astype(np.float32)
-        matrix[row] = total
-    return matrix
-
-
-class BM25:
-    """BM25 as the `bm25s` package scores it (Lucene's variant, k1 = 1.5, b = 0.75),
-    computed by `bm25_scores` so that shards of an index score as the whole does. Text
-    is lower-cased, split into runs of two or more word characters, English stop words
-    (bm25s's list) dropped, and each word reduced by the Snowball English stemmer
-    (PyStemmer), for chunks and questions alike."""
-
-    name = "bm25"
-
-    def scores(self, chunks: Sequence[str], questions: Sequence[str]) -> Matrix:
-        asked = bm25_terms(questions)
-        terms = ChunkTerms.of(bm25_terms(chunks), frozenset(w for ws in asked for w in ws))
-        return bm25_scores(terms, asked, CorpusTerms.of(terms))
-
-
-class Embedding:
-    """Cosine similarity of WordLlama vectors (256 dimensions, the weights and tokenizer
-    its wheel ships, loaded from there: nothing is fetched), through the store's
-    embedder (`explorer.embedding`)."""
-
-    name = "embedding"
-
-    def scores(self, chunks: Sequence[str], questions: Sequence[str]) -> Matrix:
-        return cosines(embedded(questions), embedded(chunks))
-
-
-def embedded(texts: Sequence[str]) -> NDArray[np.float32]:
-    """Unit WordLlama vectors of `texts` (256 dimensions), one row each."""
-    import numpy as np
-
-    from .embedding import embed_texts, wordllama  # the model only when asked
-
-    if not texts:
-        return np.zeros((0, 256), dtype=np.float32)
-    vectors: NDArray[np.float32] = embed_texts(wordllama(), list(texts))
-    return vectors
-
-
-def cosines(asked: NDArray[np.float32], vectors: NDArray[np.float32]) -> Matrix:
-    """The (questions, chunks) cosine matrix of unit vectors, in float64."""
-    import numpy as np
-
-    product: Matrix = (asked.astype(np.float64) @ vectors.astype(np.float64).T).reshape(
-        len(asked), len(vectors)
-    )
-    return product
-
-
-def ranks(row: Matrix) -> NDArray[np.int64]:
-    """Each chunk's 1-based rank in `row`, best first, ties by chunk order."""
-    import numpy as np
-
-    order = np.argsort(-row, kind="stable")
-    rank = np.empty(len(row), dtype=np.int64)
-    rank[order] = np.arange(1, len(row) + 1)
-    return rank
-
-
-@dataclass(frozen=True)
-class Hybrid:
-    """Reciprocal rank fusion of BM25's and the embedding's rankings of every chunk:
-    Σ 1 / (60 + rank)."""
-
-    parts: tuple[Retriever, ...] = (BM25(), Embedding())
-    name: str = "hybrid"
-
-    def scores(self, chunks: Sequence[str], questions: Sequence[str]) -> Matrix:
-        import numpy as np
-
-        fused = np.zeros((len(questions), len(chunks)))
-        for part in self.parts:
-            matrix = part.scores(chunks, questions)
-            for i, row in enumerate(matrix):
-                fused[i] += 1.0 / (RRF_K + ranks(row))
-        return fused
-
-
-def retriever(name: str) -> Retriever:
-    if name == "bm25":
-        return BM25()
-    if name == "embedding":
-        return Embedding()
-    if name == "hybrid":
-        return Hybrid()
-    raise ExplorerError(
-        ErrorCode.USAGE, f"unknown retriever {name!r}; known: {', '.join(RETRIEVERS)}"
-    )
-
-
-def top_k(row: Matrix, k: int) -> list[int]:
-    """The positions of the k best scores, best first, ties by position (chunk order)."""
-    import numpy as np
-
-    return [int(i) for i in np.argsort(-row, kind="stable")[:k]]
-
-
-# ---------------------------------------------------------------------------------------
-# The evaluation's shape: declared once; the JSON Schema is generated from it.
 
 
 @strict_shape
@@ -513,6 +82,7 @@ class PolicyEvaluation(TypedDict):
     index_id: str
     summary: Summary
     questions: list[QuestionResult]
+    notes: NotRequired[list[str]]  # what the column left out, e.g. texts its grammar cannot read
 
 
 @strict_shape
@@ -575,26 +145,22 @@ def evaluate_chunks(
     questions: Sequence[PlacedQuestion],
     search: Retriever,
     k: int,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> list[QuestionResult]:
-    """Each question's top k of `chunks` (one policy's whole index) and its figures."""
-    matrix = search.scores([c["text"] for c in chunks], [q.question for q in questions])
+    """Each question's top k of `chunks` (one policy's whole index) and its figures,
+    ranked a block of questions at a time (`best_chunks`)."""
+    ranking = search.ranking([c["text"] for c in chunks], [q.question for q in questions])
+    best = best_chunks(ranking, len(questions), len(chunks), k, limits)
     return [
         question_result(
             question,
             [
-                Hit(
-                    c["chunk_id"],
-                    c["source_id"],
-                    c["start"],
-                    c["end"],
-                    float(row[i]),
-                    c.get("pages"),
-                )
-                for i in top_k(row, k)
+                Hit(c["chunk_id"], c["source_id"], c["start"], c["end"], score, c.get("pages"))
+                for i, score in found
                 for c in (chunks[i],)
             ],
         )
-        for question, row in zip(questions, matrix, strict=True)
+        for question, found in zip(questions, best, strict=True)
     ]
 
 
@@ -630,35 +196,69 @@ def evaluate(
     retriever_name: RetrieverName = "bm25",
     k: int = DEFAULT_K,
     limits: Limits = DEFAULT_LIMITS,
+    embed: Embed | None = None,
+    chunk_files: Sequence[ChunkFile] = (),
 ) -> Evaluation:
-    """Each column's index over all the documents, built and validated, searched for
-    every question; its top k chunks measured."""
+    """Each column's index over all the documents (then each chunk file's, placed in
+    them), built and validated, searched for every question; its top k chunks measured.
+    The embedding and hybrid retrievers embed with `embed` (default: WordLlama, not
+    cached); an embedder that fails is `embedding_failed` naming the column."""
     if not 1 <= k <= MAX_K:
         raise ExplorerError(ErrorCode.USAGE, f"k must be from 1 to {MAX_K}, not {k}")
     if not load.documents:
         raise ExplorerError(
             ErrorCode.NO_DOCUMENTS, "no document loaded, so there is nothing to search"
         )
-    search = retriever(retriever_name)
+    require_written(questions)
+    search = retriever(retriever_name, embed)
     texts = {d["source_id"]: d["text"] for d in load.documents}
     placed = place_questions(questions, texts)
+    built: list[tuple[str, ChunkConfig, GivenSpans | None]] = [
+        (name, config, None) for name, config in columns
+    ]
+    for chunk_file in chunk_files:  # every file placed before any column is measured
+        placement = place(chunk_file, load.documents, limits)
+        built.append((chunk_file.name, placement.config, placement.spans))
     policies: list[PolicyEvaluation] = []
-    for name, config in columns:
-        index = validate_index(build_index(load.documents, config, limits), limits)
+    for name, config, given in built:
+        documents, notes = readable(load.documents, config, name)
+        index = validate_index(build_index(documents, config, limits, given), limits)
         chunks = index["chunks"]
-        results = evaluate_chunks(chunks, placed, search, k)
+        try:
+            results = evaluate_chunks(chunks, placed, search, k, limits)
+        except ExplorerError as error:
+            if error.code is not ErrorCode.EMBEDDING_FAILED:
+                raise
+            raise ExplorerError(error.code, f"column {name!r}: {error.detail}") from None
+        chars = sum(c["end"] - c["start"] for c in chunks)
         policies.append(
-            {
-                "name": name,
-                "config": index["config"],
-                "index_id": index["index_id"],
-                "summary": summarize(
-                    results, len(chunks), sum(c["end"] - c["start"] for c in chunks)
-                ),
-                "questions": results,
-            }
+            policy_evaluation(
+                name, index["config"], index["index_id"], results, len(chunks), chars, notes
+            )
         )
     return evaluation_of(retriever_name, k, policies)
+
+
+def policy_evaluation(
+    name: str,
+    config: ConfigJson,
+    index_id: str,
+    results: list[QuestionResult],
+    chunk_count: int,
+    chunk_chars: int,
+    notes: Sequence[str] = (),
+) -> PolicyEvaluation:
+    """One column's part of the evaluation file (both engines build it here)."""
+    evaluation: PolicyEvaluation = {
+        "name": name,
+        "config": config,
+        "index_id": index_id,
+        "summary": summarize(results, chunk_count, chunk_chars),
+        "questions": results,
+    }
+    if notes:
+        evaluation["notes"] = list(notes)
+    return evaluation
 
 
 def evaluation_of(
@@ -678,21 +278,65 @@ def evaluation_of(
 MAX_SWEEP_SIZES = 100
 
 
-def sweep_columns(spec: str, grammar: str = DEFAULT_GRAMMAR) -> list[tuple[str, ChunkConfig]]:
-    """`NAME:FROM:TO:STEP` (TO included): one column per size of a sized policy under
-    `grammar`, each named `NAME@SIZE`."""
-    parts = spec.split(":")
-    numbers = parts[1:]
-    if len(parts) != 4 or not all(n.isascii() and n.isdigit() and len(n) < 8 for n in numbers):
+def size_sweep(
+    name: str, config: ChunkConfig, sizes: Sequence[int], tokens: bool = False
+) -> list[tuple[str, ChunkConfig]]:
+    """One column per size of the sized column `name`, cut as `config` cuts (its policy,
+    grammar, overlap and a library's parameters) but at each of `sizes`, in characters or
+    in cl100k_base tokens; each named `NAME@SIZE` (`NAME@SIZEt` in tokens)."""
+    if not config.sized:
+        raise ExplorerError(ErrorCode.USAGE, f"the column {name!r} has no size to sweep")
+    if not 1 <= len(sizes) <= MAX_SWEEP_SIZES:
+        raise ExplorerError(
+            ErrorCode.USAGE, f"a sweep takes 1 to {MAX_SWEEP_SIZES} sizes, not {len(sizes)}"
+        )
+    overlap = config.overlap or 0
+    if min(sizes) <= overlap:
         raise ExplorerError(
             ErrorCode.USAGE,
-            f"--sweep takes NAME:FROM:TO:STEP, e.g. heading-aware:100:1000:100, not {spec[:80]!r}",
+            f"the column {name!r} overlaps by {overlap}: sweep sizes above it, "
+            f"not from {min(sizes)}",
+        )
+    parameters = config.library.parameters if config.library is not None else None
+    suffix = "t" if tokens else ""
+    return [
+        (
+            f"{name}@{size}{suffix}",
+            make_config(
+                config.strategy,
+                None if tokens else size,
+                max_tokens=size if tokens else None,
+                overlap=overlap,
+                grammar=config.grammar_name,
+                parameters=parameters,
+            ),
+        )
+        for size in sizes
+    ]
+
+
+def sweep_columns(spec: str, grammar: str = DEFAULT_GRAMMAR) -> list[tuple[str, ChunkConfig]]:
+    """`NAME:FROM:TO:STEP` (TO included): one column per size of a sized policy, ours
+    under `grammar` or a library's at its default parameters, each named `NAME@SIZE`;
+    in tokens when the three numbers end in `t` (`heading-aware:64t:512t:64t`, named
+    `NAME@SIZEt`)."""
+    parts = spec.split(":")
+    numbers = parts[1:]
+    tokens = len(numbers) == 3 and all(n.endswith("t") for n in numbers)
+    digits = [n.removesuffix("t") if tokens else n for n in numbers]
+    if len(parts) != 4 or not all(n.isascii() and n.isdigit() and len(n) < 8 for n in digits):
+        raise ExplorerError(
+            ErrorCode.USAGE,
+            "--sweep takes NAME:FROM:TO:STEP, e.g. heading-aware:100:1000:100 (in tokens "
+            f"heading-aware:64t:512t:64t), not {spec[:80]!r}",
         )
     name = parts[0]
-    low, high, step = (int(n) for n in numbers)
-    policy = POLICIES.get(name)
-    if policy is None or policy.default_max_chars is None:
-        sized = [p.name for p in POLICIES.values() if p.default_max_chars is not None]
+    low, high, step = (int(n) for n in digits)
+    defaults = {p.name: p.default_max_chars for p in POLICIES.values()} | {
+        p.name: p.default_max_chars for p in LIBRARY_POLICIES.values()
+    }
+    if defaults.get(name) is None:
+        sized = [policy for policy, size in defaults.items() if size is not None]
         raise ExplorerError(
             ErrorCode.USAGE, f"--sweep needs a sized policy ({', '.join(sized)}), not {name[:80]!r}"
         )
@@ -702,10 +346,8 @@ def sweep_columns(spec: str, grammar: str = DEFAULT_GRAMMAR) -> list[tuple[str, 
             f"--sweep {spec!r}: FROM from 1, TO at least FROM, STEP from 1, and at most "
             f"{MAX_SWEEP_SIZES} sizes",
         )
-    return [
-        (f"{name}@{size}", make_config(name, size, grammar=grammar))
-        for size in range(low, high + 1, step)
-    ]
+    base = make_config(name, grammar=grammar if name in POLICIES else DEFAULT_GRAMMAR)
+    return size_sweep(name, base, range(low, high + 1, step), tokens)
 
 
 def curve(evaluation: Evaluation) -> str:
@@ -715,7 +357,9 @@ def curve(evaluation: Evaluation) -> str:
     lines = [head]
     for policy in evaluation["policies"]:
         s = policy["summary"]
-        size_text = str(policy["config"].get("max_chars") or "-")
+        config = policy["config"]
+        tokens = config.get("max_tokens")
+        size_text = f"{tokens}t" if tokens is not None else str(config.get("max_chars") or "-")
         lines.append(
             f"{policy['name']:<22}{size_text:>8}{s['chunk_count']:>8}{s['mean_chunk_chars']:>8.0f}"
             f"{s['recall']:>8.3f}{s['precision']:>8.3f}{s['iou']:>8.3f}{s['hit']:>8.3f}"

@@ -16,7 +16,6 @@ from typing import BinaryIO, Final, Literal, Protocol
 
 from ..digests import sha, sha_bytes
 from ..errors import ErrorCode, ExplorerError
-from ..grammars import V1_GRAMMAR, Grammar
 from .convert import DEFAULT_MAX_PAGES, convert, converter_for
 from .documents import DocumentRecord, converted_fields, document_record
 from .manifest import Manifest, ManifestDocument
@@ -142,14 +141,12 @@ class MappingReader:
 
 
 def decode_source(
-    entry: ManifestDocument,
-    data: bytes,
-    grammar: Grammar = V1_GRAMMAR,
-    max_pages: int = DEFAULT_MAX_PAGES,
+    entry: ManifestDocument, data: bytes, max_pages: int = DEFAULT_MAX_PAGES
 ) -> DocumentRecord:
-    """Steps 2-6 of docs/contract.md §3, in that order; step 6 is the grammar's (`Grammar.admit`:
-    grammar v1 requires a leading heading, the markdown grammar admits any text). A PDF,
-    Word or HTML file is converted to Markdown text in place of step 3 (decoding)."""
+    """Steps 2-5 of docs/contract.md §3, in that order. Whether a grammar reads the text
+    (grammar v1 needs a leading heading) is each column's own question, asked when it
+    cuts the document: a document loads once, for every column. A PDF, Word or HTML file
+    is converted to Markdown text in place of step 3 (decoding)."""
     path, pinned = entry["path"], entry["sha256"]
     actual = sha_bytes(data)
     if actual != pinned:
@@ -181,7 +178,6 @@ def decode_source(
         text_sha256 = actual
     if not text or text.isspace():
         raise ExplorerError(ErrorCode.EMPTY_DOCUMENT, f"{path!r} has no text")
-    grammar.admit(text)
     return document_record(fields, text, text_sha256)
 
 
@@ -220,7 +216,6 @@ def load_one(
     entry: ManifestDocument,
     reader: SourceReader,
     max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
-    grammar: Grammar = V1_GRAMMAR,
     max_pages: int = DEFAULT_MAX_PAGES,
 ) -> tuple[DocumentStatus, DocumentRecord | None, int]:
     """One document read and verified: its status, its record if it loaded, and how many
@@ -231,7 +226,7 @@ def load_one(
     except ExplorerError as error:
         return _failed(entry, error), None, 0
     try:
-        record = decode_source(entry, data, grammar, max_pages)
+        record = decode_source(entry, data, max_pages)
     except ExplorerError as error:
         return _failed(entry, error), None, len(data)
     detail = f"verified; {len(record['text']):,} characters"
@@ -253,17 +248,15 @@ def load_documents(
     reader: SourceReader,
     max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
     max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
-    grammar: Grammar = V1_GRAMMAR,
     max_pages: int = DEFAULT_MAX_PAGES,
 ) -> LoadResult:
     """Load each document on its own: one failure never hides the others. Documents that
-    hold more than `max_total_bytes` together are refused as a whole. Whether a document
-    loads depends on the grammar it will be chunked under (`grammar_for(config)`)."""
+    hold more than `max_total_bytes` together are refused as a whole."""
     statuses: list[DocumentStatus] = []
     documents = []
     total = 0
     for entry in manifest.documents:
-        status, record, read = load_one(entry, reader, max_bytes, grammar, max_pages)
+        status, record, read = load_one(entry, reader, max_bytes, max_pages)
         total += read
         require_total_bytes(total, max_total_bytes)
         statuses.append(status)

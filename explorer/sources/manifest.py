@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Annotated, Any, NotRequired
 
@@ -9,7 +10,7 @@ from pydantic import AfterValidator, ConfigDict, Field, model_validator
 from typing_extensions import TypedDict
 
 from ..errors import ErrorCode, ExplorerError
-from ..jsonio import parse_json
+from ..jsonio import parse_json, require_counts
 from ..models import (
     Hex64,
     NoNullModel,
@@ -177,7 +178,29 @@ def _refuse_repeats(what: str, values: list[str]) -> None:
         seen.add(value)
 
 
+def with_span_checks(manifest: Manifest, checks: Sequence[Mapping[str, object]]) -> Manifest:
+    """The manifest with `checks` (raw span checks, e.g. those added in the app) after its
+    own; checked as a manifest file is (`invalid_manifest`)."""
+    raw = manifest.model_dump(mode="json", exclude_unset=True)
+    own = [check.model_dump(mode="json", exclude_none=True) for check in manifest.span_checks]
+    raw["span_checks"] = [*own, *checks]
+    return validated(Manifest.model_validate, raw, ErrorCode.INVALID_MANIFEST)
+
+
 def parse_manifest(data: bytes) -> Manifest:
     """Bytes of a manifest file to a checked `Manifest`, or `invalid_manifest`."""
+    most = 2 * MAX_DOCUMENTS + MAX_SPAN_CHECKS  # documents, deleted ones, span checks
+    require_counts(
+        data,
+        ErrorCode.INVALID_MANIFEST,
+        "manifest",
+        most,
+        lambda: ExplorerError(
+            ErrorCode.INVALID_MANIFEST,
+            f"the manifest holds more than {most:,} entries (at most {MAX_DOCUMENTS:,} "
+            f"documents, as many deleted and {MAX_SPAN_CHECKS:,} span checks)",
+        ),
+        inner=True,
+    )
     raw = parse_json(data, ErrorCode.INVALID_MANIFEST, "manifest")
     return validated(Manifest.model_validate, raw, ErrorCode.INVALID_MANIFEST)

@@ -20,10 +20,10 @@ from ..digests import sha
 from ..errors import ErrorCode, ExplorerError
 from ..models import StrictModel
 from ..retrieval.embedding import Embedder
+from ..retrieval.vectors import transaction
 from ..sources.documents import DocumentRecord, revision_of
 from .embed import ORPHAN_VECTORS_KEPT, Embedded, drop_orphans, embed_chunks, vectors_verified
 from .plan import Outcome, Plan, Step
-from .schema import transaction
 
 # Called with a point's name ("mid-stage", "staged", "embedded-batch") as a run passes
 # it; crash tests pass one that stops the process there.

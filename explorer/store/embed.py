@@ -9,18 +9,16 @@ killed) part-way leaves what it computed for the retry to reuse.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..chunking.index import ChunkRecord
-from ..errors import ErrorCode, ExplorerError
-from ..retrieval.embedding import Embedder, batch_size, blob_bytes, embed_texts, to_blob
-from .schema import transaction
+from ..retrieval.embedding import Embedder, blob_bytes
+from ..retrieval.vectors import embed_missing
 
 # Orphan vectors (no chunk row uses their text: superseded wording, failed staging) kept
 # as a cache for reverts and retries; the oldest beyond this are dropped after each run.
 ORPHAN_VECTORS_KEPT = 50_000
-_SQL_PARAMETERS = 500  # per IN (…) list: well under SQLite's limit
 
 
 @dataclass(frozen=True)
@@ -32,54 +30,18 @@ class Embedded:
     reused: int
 
 
-def _slices(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
-    for begin in range(0, len(items), size):
-        yield items[begin : begin + size]
-
-
-def cached(db: sqlite3.Connection, embedder: str, digests: Sequence[str]) -> set[str]:
-    found: set[str] = set()
-    for part in _slices(digests, _SQL_PARAMETERS):
-        marks = ",".join("?" * len(part))
-        found.update(
-            row[0]
-            for row in db.execute(
-                f"SELECT text_sha256 FROM vectors WHERE embedder = ? AND text_sha256 IN ({marks})",
-                (embedder, *part),
-            )
-        )
-    return found
-
-
 def embed_chunks(
     db: sqlite3.Connection,
     embedder: Embedder,
     chunks: Sequence[ChunkRecord],
     on_batch: Callable[[int], None],
 ) -> Embedded:
-    """Compute the vectors the cache lacks, batch by batch, each batch committed.
-    `embedding_failed` (with how far it got) if the embedder raises or misanswers."""
+    """Compute the vectors the cache lacks, batch by batch, each batch committed
+    (`explorer.retrieval.vectors`, the cache `evaluate` uses too). `embedding_failed`
+    (with how far it got) if the embedder raises or misanswers."""
     texts = {chunk["text_sha256"]: chunk["text"] for chunk in chunks}
-    have = cached(db, embedder.name, list(texts))
-    missing = [digest for digest in texts if digest not in have]
-    done = 0
-    for part in _slices(missing, batch_size(embedder)):
-        try:
-            vectors = embed_texts(embedder, [texts[digest] for digest in part])
-        except ExplorerError as error:
-            raise ExplorerError(
-                ErrorCode.EMBEDDING_FAILED,
-                f"the embedder {embedder.name!r} failed after {done} of {len(missing)} new "
-                f"vectors ({len(chunks)} chunks): {error.detail}",
-            ) from None
-        with transaction(db):
-            db.executemany(
-                "INSERT OR IGNORE INTO vectors (embedder, text_sha256, vector) VALUES (?, ?, ?)",
-                [(embedder.name, d, to_blob(v)) for d, v in zip(part, vectors, strict=True)],
-            )
-        done += len(part)
-        on_batch(done)
-    return Embedded(len(missing), len(chunks) - len(missing))
+    computed = embed_missing(db, embedder, texts, on_batch)
+    return Embedded(computed, len(chunks) - computed)
 
 
 def vectors_verified(

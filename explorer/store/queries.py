@@ -17,6 +17,7 @@ from ..digests import sha
 from ..errors import ErrorCode, ExplorerError
 from ..models import strict_shape
 from ..retrieval.embedding import Embedder, embed_texts, from_blobs
+from ..retrieval.retrievers import FUSION_DEPTH, fused
 from ..sources.loading import OK
 from .plan import CODE_TEXT, Key, Served, StatusRow
 from .schema import BUSY_SECONDS, TABLES
@@ -28,8 +29,6 @@ MAX_QUERY_CHARS = 100_000
 MAX_QUERY_TERMS = 64
 MAX_K = 100
 CACHE_ROWS = 1_000  # cached answers kept, newest first; each holds at most MAX_K hits
-RRF_K = 60  # reciprocal rank fusion: a hit's score is the sum of 1 / (RRF_K + rank)
-FUSION_DEPTH = 200  # candidates taken from each ranking before fusing
 SNIPPET_CHARS = 160
 
 
@@ -236,7 +235,8 @@ def search(
             if mode is SearchMode.VECTOR:
                 ranked = by_vector[:k]
             else:
-                ranked = _fused([_bm25(db, terms, tenant, FUSION_DEPTH), by_vector])[:k]
+                lists = (_bm25(db, terms, tenant, FUSION_DEPTH), by_vector)
+                ranked = fused([[rowid for rowid, _ in each] for each in lists])[:k]
         hits = _hits(db, ranked, _snippets(db, terms, [rowid for rowid, _ in ranked]))
         _remember(db, tenant, key, k, hits)
         return hits
@@ -284,15 +284,6 @@ def _nearest(
     best = np.argpartition(-scores, count - 1)[:count]
     best = best[np.argsort(-scores[best], kind="stable")]
     return [(rows[i][0], float(scores[i])) for i in best]
-
-
-def _fused(rankings: list[Ranked]) -> Ranked:
-    """Reciprocal rank fusion: no score scales to reconcile, only ranks."""
-    fused: dict[int, float] = {}
-    for ranking in rankings:
-        for rank, (rowid, _) in enumerate(ranking, start=1):
-            fused[rowid] = fused.get(rowid, 0.0) + 1.0 / (RRF_K + rank)
-    return sorted(fused.items(), key=lambda item: (-item[1], item[0]))
 
 
 def _snippets(db: sqlite3.Connection, terms: str, rowids: list[int]) -> dict[int, str]:

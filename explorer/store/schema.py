@@ -4,11 +4,10 @@ and SQLite's own failures as `ExplorerError`s."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from ..errors import ErrorCode, ExplorerError
+from ..retrieval.vectors import transaction
 
 APP_ID = "chunk-boundary-explorer"
 STORE_VERSION = "3"
@@ -134,21 +133,6 @@ def storage_error(error: sqlite3.Error, path: Path) -> ExplorerError:
     return ExplorerError(
         ErrorCode.INVALID_STORE, f"the index {str(path)!r} could not be used: {error}"
     )
-
-
-@contextmanager
-def transaction(db: sqlite3.Connection) -> Iterator[None]:
-    """`BEGIN IMMEDIATE` … `COMMIT`; on any failure a rollback that never hides the cause
-    (SQLite may already have rolled back itself, e.g. when the disk is full)."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-        db.execute("COMMIT")
-    except BaseException:
-        if db.in_transaction:
-            with suppress(sqlite3.Error):
-                db.execute("ROLLBACK")
-        raise
 
 
 def connect(path: Path) -> sqlite3.Connection:

@@ -1,0 +1,179 @@
+"""Questions you do not have yet: passages that cross a chunk boundary of a policy.
+
+The seeds' review asks to "measure retrieval on questions spanning chunk boundaries": a
+question whose answer is the sentence before a boundary and the sentence after it,
+inside one section, is the question a policy that cuts there answers worst. Each such
+passage becomes a question whose reference is the passage (its quote at its offsets);
+its text is a generator's (a wrapper around your LLM), or empty for you to write.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Protocol, TypeVar, runtime_checkable
+
+from ..chunking.index import ChunkRecord
+from ..digests import digest
+from ..errors import ErrorCode, ExplorerError
+from ..plugins import load_plugin
+from .questions import MAX_QUESTION_CHARS, MAX_QUESTIONS, Question, QuestionSet, Reference
+
+T = TypeVar("T")
+DEFAULT_DRAFTS = 10
+MAX_SIDE = 400  # characters of a passage on either side of the boundary, at most
+MAX_NAME_CHARS = 200
+# Where a sentence ends: after its stop (and closing quotes or brackets) before white
+# space, or before a blank line. Sentences of prose, not Markdown structure: a passage
+# is plain text that a reader quotes.
+_SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*(?=\s|$)|(?=\n[ \t]*\n)")  # noqa: RUF001
+
+
+@dataclass(frozen=True)
+class Passage:
+    """`text[start:end]` of `source_id`, crossing the end of one chunk at `boundary`."""
+
+    source_id: str
+    start: int
+    end: int
+    boundary: int
+    text: str
+
+
+def boundary_passages(texts: Mapping[str, str], chunks: Sequence[ChunkRecord]) -> list[Passage]:
+    """For each pair of consecutive chunks of one section, the last sentence that only
+    the first holds and the first sentence past its end, as one passage that no chunk
+    holds whole (capped at `MAX_SIDE` characters a side, cut between words)."""
+    passages: list[Passage] = []
+    seen: set[tuple[str, int, int]] = set()
+    for first, second in _neighbours(chunks):
+        text = texts[first["source_id"]]
+        start = _last_sentence_start(text, first["start"], second["start"])
+        end = _first_sentence_end(text, first["end"], second["end"])
+        if start is None or end is None:
+            continue
+        key = (first["source_id"], start, end)
+        if key not in seen:
+            seen.add(key)
+            passages.append(Passage(*key, first["end"], text[start:end]))
+    return passages
+
+
+def _neighbours(chunks: Sequence[ChunkRecord]) -> Iterator[tuple[ChunkRecord, ChunkRecord]]:
+    ordered = sorted(chunks, key=lambda c: (c["source_id"], c["order"]))
+    for first, second in pairwise(ordered):
+        same = first["source_id"] == second["source_id"]
+        if same and first["section_id"] == second["section_id"] and first["end"] < second["end"]:
+            yield first, second
+
+
+def _last_sentence_start(text: str, low: int, high: int) -> int | None:
+    """Where the last sentence with a letter in `text[low:high]` starts."""
+    region = text[low:high].rstrip()
+    if not region:
+        return None
+    start = 0
+    for match in _SENTENCE_END.finditer(region):
+        if match.end() < len(region):
+            start = match.end()
+    start = max(start, len(region) - MAX_SIDE)
+    if start > 0 and not region[start - 1].isspace():  # cut by the cap: start at a word
+        space = region.find(" ", start)
+        start = space + 1 if space >= 0 else start
+    while start < len(region) and region[start].isspace():
+        start += 1
+    return low + start if start < len(region) else None
+
+
+def _first_sentence_end(text: str, low: int, high: int) -> int | None:
+    """Where the first sentence with a letter in `text[low:high]` ends."""
+    region = text[low:high]
+    begin = len(region) - len(region.lstrip())
+    if begin == len(region):
+        return None
+    match = _SENTENCE_END.search(region, begin + 1)
+    end = match.end() if match else len(region.rstrip())
+    if end - begin > MAX_SIDE:  # cut by the cap: end at a word
+        space = region.rfind(" ", begin, begin + MAX_SIDE)
+        end = space if space > begin else begin + MAX_SIDE
+    return low + len(region[:end].rstrip())
+
+
+def choose(passages: Sequence[T], n: int, seed: int) -> list[T]:
+    """`n` of them (all when fewer), the same for the same seed, in document order."""
+    picked = random.Random(seed).sample(range(len(passages)), min(n, len(passages)))
+    return [passages[i] for i in sorted(picked)]
+
+
+@runtime_checkable
+class Generator(Protocol):
+    """Writes a question whose answer is the passage (e.g. a wrapper around your LLM)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def generate(self, passage: str) -> str: ...
+
+
+def load_generator(spec: str) -> Generator:
+    """`package.module:factory`, whose factory returns a `Generator`; refused
+    (`invalid_generator`) before any work."""
+    made = load_plugin(spec, ErrorCode.INVALID_GENERATOR, "--generator", "nothing else")
+    name = getattr(made, "name", None)
+    if not isinstance(name, str) or not 0 < len(name) <= MAX_NAME_CHARS:
+        problem = f"a name of 1 to {MAX_NAME_CHARS} characters"
+    elif not callable(getattr(made, "generate", None)):
+        problem = "a generate(passage) method"
+    else:
+        assert isinstance(made, Generator)
+        return made
+    raise ExplorerError(ErrorCode.INVALID_GENERATOR, f"{spec} made an object without {problem}")
+
+
+def draft_questions(passages: Sequence[Passage], generator: Generator | None) -> QuestionSet:
+    """A questions file whose references are the passages (each quote at its offsets);
+    each question's text is the generator's, or empty (`evaluate` then refuses the
+    file, naming the questions still to write)."""
+    if not passages:
+        raise ExplorerError(
+            ErrorCode.NO_DOCUMENTS,
+            "no two chunks of one section meet in these documents, so no passage crosses a "
+            "boundary: choose a smaller size",
+        )
+    questions = [
+        Question(
+            id="q-" + digest({"source_id": p.source_id, "start": p.start, "end": p.end})[:12],
+            question=_written(generator, p, number) if generator else "",
+            source_id=p.source_id,
+            references=[Reference(quote=p.text, start=p.start, end=p.end)],
+        )
+        for number, p in enumerate(passages[:MAX_QUESTIONS], 1)
+    ]
+    return QuestionSet(questions_version=1, questions=questions)
+
+
+def _written(generator: Generator, passage: Passage, number: int) -> str:
+    where = (
+        f"generator {generator.name!r}, passage {number} ({passage.source_id} at {passage.start})"
+    )
+    try:
+        answer: object = generator.generate(passage.text)
+    except Exception as error:  # a user's code: any failure is theirs, named
+        raise ExplorerError(
+            ErrorCode.GENERATION_FAILED, f"{where} raised {type(error).__name__}: {error}"
+        ) from None
+    if not isinstance(answer, str):
+        raise ExplorerError(
+            ErrorCode.GENERATION_FAILED, f"{where} returned {type(answer).__name__}, not text"
+        )
+    question = " ".join(answer.split())  # one line: a question file holds no line breaks
+    if not 0 < len(question) <= MAX_QUESTION_CHARS or not question.isprintable():
+        raise ExplorerError(
+            ErrorCode.GENERATION_FAILED,
+            f"{where} returned {len(question):,} characters; a question is 1 to "
+            f"{MAX_QUESTION_CHARS:,} printable characters",
+        )
+    return question

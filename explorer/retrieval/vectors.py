@@ -1,0 +1,179 @@
+"""The vector cache: vectors by (embedder name, text SHA-256), in a table of the store's
+shape (`vectors`: embedder, text_sha256, vector), so the persistent index and
+`evaluate` keep them alike. A text an embedder has embedded once is never embedded
+again; each batch of new vectors is committed as soon as it is computed, so a run that
+fails (or is killed) part-way leaves what it computed for the next run to reuse.
+
+`evaluate` keeps its cache in `.explorer/vectors.db` of the working directory (or
+`--vector-cache PATH`, `none` for none); the store keeps it in its own index file.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..digests import sha
+from ..errors import ErrorCode, ExplorerError
+from .embedding import Embedder, batch_size, blob_bytes, embed_texts, from_blobs, to_blob
+
+if TYPE_CHECKING:
+    from .embedding import Vectors
+
+DEFAULT_VECTOR_CACHE = Path(".explorer") / "vectors.db"
+NO_CACHE = "none"
+BUSY_SECONDS = 30.0
+_SQL_PARAMETERS = 500  # per IN (…) list: well under SQLite's limit
+VECTORS_TABLE = (
+    "CREATE TABLE IF NOT EXISTS vectors (rowid INTEGER PRIMARY KEY, embedder TEXT NOT NULL, "
+    "text_sha256 TEXT NOT NULL, vector BLOB NOT NULL, UNIQUE (embedder, text_sha256))"
+)
+
+
+@contextmanager
+def transaction(db: sqlite3.Connection) -> Iterator[None]:
+    """`BEGIN IMMEDIATE` … `COMMIT`; on any failure a rollback that never hides the cause
+    (SQLite may already have rolled back itself, e.g. when the disk is full)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            with suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+        raise
+
+
+def _slices(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
+    for begin in range(0, len(items), size):
+        yield items[begin : begin + size]
+
+
+def cached(db: sqlite3.Connection, embedder: str, digests: Sequence[str]) -> set[str]:
+    """Which of `digests` have a vector from `embedder`."""
+    found: set[str] = set()
+    for part in _slices(digests, _SQL_PARAMETERS):
+        marks = ",".join("?" * len(part))
+        found.update(
+            row[0]
+            for row in db.execute(
+                f"SELECT text_sha256 FROM vectors WHERE embedder = ? AND text_sha256 IN ({marks})",
+                (embedder, *part),
+            )
+        )
+    return found
+
+
+def embed_missing(
+    db: sqlite3.Connection,
+    embedder: Embedder,
+    texts: Mapping[str, str],
+    on_batch: Callable[[int], None] = lambda done: None,
+) -> int:
+    """Embed the `texts` (by SHA-256) the cache lacks, batch by batch, each batch
+    committed; how many were computed. `embedding_failed` (saying how far it got) if the
+    embedder raises or misanswers."""
+    have = cached(db, embedder.name, list(texts))
+    missing = [digest for digest in texts if digest not in have]
+    done = 0
+    for part in _slices(missing, batch_size(embedder)):
+        try:
+            vectors = embed_texts(embedder, [texts[digest] for digest in part])
+        except ExplorerError as error:
+            raise ExplorerError(
+                ErrorCode.EMBEDDING_FAILED,
+                f"the embedder {embedder.name!r} failed after {done} of {len(missing)} new "
+                f"vectors ({len(texts)} texts): {error.detail}",
+            ) from None
+        with transaction(db):
+            db.executemany(
+                "INSERT OR IGNORE INTO vectors (embedder, text_sha256, vector) VALUES (?, ?, ?)",
+                [(embedder.name, d, to_blob(v)) for d, v in zip(part, vectors, strict=True)],
+            )
+        done += len(part)
+        on_batch(done)
+    return len(missing)
+
+
+def _vectors_of(db: sqlite3.Connection, embedder: Embedder, digests: Sequence[str]) -> Vectors:
+    """The cached vectors of `digests`, one row each, in their order."""
+    found: dict[str, bytes] = {}
+    for part in _slices(list(dict.fromkeys(digests)), _SQL_PARAMETERS):
+        marks = ",".join("?" * len(part))
+        found.update(
+            db.execute(
+                "SELECT text_sha256, vector FROM vectors "
+                f"WHERE embedder = ? AND text_sha256 IN ({marks})",
+                (embedder.name, *part),
+            )
+        )
+    size = blob_bytes(embedder.dimensions)
+    if any(len(blob) != size for blob in found.values()):
+        raise ExplorerError(
+            ErrorCode.EMBEDDING_FAILED,
+            f"the cache holds vectors of another size for the embedder {embedder.name!r}: "
+            f"give the embedder a new name when its vectors change",
+        )
+    return from_blobs([found[digest] for digest in digests], embedder.dimensions)
+
+
+@dataclass
+class VectorCache:
+    """An open cache, and what it has done: vectors `computed` by the embedder and
+    `reused` from the cache, over every text asked for (repeats within one call count
+    once)."""
+
+    db: sqlite3.Connection
+    where: str
+    computed: int = 0
+    reused: int = 0
+
+    @classmethod
+    def open(cls, spec: str | Path) -> VectorCache:
+        """`PATH` (created with its folder if new) or `none` (kept in memory, this run
+        only). A file that is not an SQLite file with a usable `vectors` table is
+        `io_error`."""
+        if str(spec) == NO_CACHE:
+            return cls(cls._ready(sqlite3.connect(":memory:", isolation_level=None)), "none")
+        path = Path(spec)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(path, isolation_level=None, timeout=BUSY_SECONDS)
+            return cls(cls._ready(db), str(path))
+        except (sqlite3.Error, OSError) as error:
+            raise ExplorerError(
+                ErrorCode.IO_ERROR, f"cannot use {str(path)!r} as a vector cache: {error}"
+            ) from None
+
+    @staticmethod
+    def _ready(db: sqlite3.Connection) -> sqlite3.Connection:
+        db.execute(VECTORS_TABLE)
+        columns = {row[1] for row in db.execute("PRAGMA table_info(vectors)")}
+        if not {"embedder", "text_sha256", "vector"} <= columns:
+            db.close()
+            raise sqlite3.DatabaseError("its table 'vectors' has other columns")
+        return db
+
+    def vectors(self, embedder: Embedder, texts: Sequence[str]) -> Vectors:
+        """Unit vectors of `texts`, one row each: those the cache lacks embedded (and
+        kept), the others read back."""
+        digests = [sha(text) for text in texts]
+        unique = dict(zip(digests, texts, strict=True))
+        try:
+            computed = embed_missing(self.db, embedder, unique)
+            vectors = _vectors_of(self.db, embedder, digests)
+        except sqlite3.Error as error:
+            raise ExplorerError(
+                ErrorCode.IO_ERROR, f"the vector cache {self.where!r} failed: {error}"
+            ) from None
+        self.computed += computed
+        self.reused += len(unique) - computed
+        return vectors
+
+    def close(self) -> None:
+        self.db.close()
