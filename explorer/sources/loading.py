@@ -167,7 +167,7 @@ def decode_source(
         converted = convert(converter, path, data, actual, max_pages)
         text = converted.text
         fields = {**entry, **converted_fields(converter, converted)}
-        actual = sha(text)
+        actual = sha(text)  # the converted text's digest stands where the bytes' would
     nul = text.find("\x00")
     if nul >= 0:
         raise ExplorerError(ErrorCode.NUL_BYTE, f"{path!r} has a NUL at character {nul}")
