@@ -361,11 +361,10 @@ def validate_upload() -> None:
     except ExplorerError as error:
         show_error(error)
         return
-    config = index["config"]
+    config = ChunkConfig.model_validate(index["config"])  # in tokens it has no max_chars
     st.success(
-        f"**valid** `{index['index_id']}` · {config['strategy']} "
-        f"(max_chars {config['max_chars']}) · {len(index['documents'])} documents · "
-        f"{len(index['chunks'])} chunks"
+        f"**valid** `{index['index_id']}` · {markdown_literal(config.label())} · "
+        f"{len(index['documents'])} documents · {len(index['chunks'])} chunks"
     )
 
 

@@ -39,8 +39,10 @@ from .errors import ErrorCode, ExplorerError, io_error
 from .grammars import GRAMMARS
 from .jsonio import dump_json
 from .limits import (
+    DEFAULT_LIBRARY_SECONDS,
     DEFAULT_LIMITS,
     MAX_CHUNKS_LIMIT,
+    MAX_LIBRARY_SECONDS,
     MAX_PAGES_LIMIT,
     MAX_SCORES_HELD_LIMIT,
     MAX_SPAN_CHECK_WORK_LIMIT,
@@ -76,7 +78,7 @@ from .sources.loading import (
 from .sources.manifest import Manifest, parse_manifest, require_unique_source_ids
 from .sources.uploads import manifest_json
 from .store import DEFAULT_DB, Failure, Receipt, RunRow, SearchMode, Store
-from .store.wire import history_output, ingest_output, search_output
+from .store.wire import documents_output, history_output, ingest_output, search_output
 
 if TYPE_CHECKING:
     from .engines.ray import RayRun
@@ -152,6 +154,13 @@ def _limit_options(sub: argparse.ArgumentParser) -> None:
         default=DEFAULT_LIMITS.scores_held,
         help="evaluate: retrieval scores (questions times chunks) held at once, 8 bytes each; "
         f"questions are ranked in blocks under it (default: {DEFAULT_LIMITS.scores_held:,})",
+    )
+    sub.add_argument(
+        "--library-seconds",
+        type=partial(_positive, maximum=MAX_LIBRARY_SECONDS),
+        default=DEFAULT_LIBRARY_SECONDS,
+        help="stop a live column's library call on one document after this many seconds "
+        f"(default: {DEFAULT_LIBRARY_SECONDS}, at most {MAX_LIBRARY_SECONDS:,})",
     )
 
 
@@ -365,7 +374,8 @@ def _limits(args: argparse.Namespace) -> Limits:
         args.max_chunks,
         args.max_span_check_work,
         args.max_scores_held,
-        args.max_pages,
+        library_seconds=args.library_seconds,
+        pages_per_document=args.max_pages,
     )
 
 
@@ -452,6 +462,14 @@ def _parser() -> argparse.ArgumentParser:
     find.add_argument("--embedder", default=DEFAULT_EMBEDDER, help=embedder_help)
     find.add_argument("--json", action="store_true", help="print the hits as one JSON document")
 
+    served = commands.add_parser(
+        "documents",
+        help="What the index serves to one tenant: each document's active version.",
+    )
+    served.add_argument("--tenant", required=True, help="the access_scope to list")
+    served.add_argument("--db", type=Path, default=DEFAULT_DB)
+    served.add_argument("--json", action="store_true", help="print them as one JSON document")
+
     runs = commands.add_parser("history", help="Runs before and after, and deletion receipts.")
     runs.add_argument("--db", type=Path, default=DEFAULT_DB)
     runs.add_argument("--json", action="store_true", help="print the history as one JSON document")
@@ -482,7 +500,8 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME:FROM:TO:STEP",
         help="measure a sized policy (ours or a library's) at every size from FROM to TO, "
         "both included (e.g. heading-aware:100:1000:100; in tokens heading-aware:64t:512t:64t), "
-        "and print the curve",
+        "and print the curve; one --policy NAME with its --grammar, --overlap and --param "
+        "gives the column to sweep",
     )
     _engine_options(measure)
 
@@ -686,9 +705,7 @@ def _folder_name(source_id: str) -> str:
 
 
 def _existing_store(path: Path) -> Store:
-    if not path.is_file():
-        raise ExplorerError(ErrorCode.IO_ERROR, f"no index at {str(path)!r}: run ingest first")
-    return Store(path)
+    return Store(path, create=False)
 
 
 def _compare(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
@@ -704,8 +721,9 @@ def _compare(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
 def _readable(load: LoadResult, config: ChunkConfig, stderr: TextIO) -> list[DocumentRecord]:
     """The documents one column cuts (`readable`), what it leaves out said on stderr."""
-    documents, notes = readable(load.documents, config, config.strategy)
-    _print_notes(stderr, config.strategy, notes)
+    cut = readable(load.documents, config, config.strategy)
+    documents = cut.required()
+    _print_notes(stderr, config.strategy, cut.notes)
     return documents
 
 
@@ -763,7 +781,7 @@ def _validate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         load = load_documents(
             manifest, reader, args.max_document_bytes, args.max_total_bytes, args.max_pages
         )
-        cut, _ = readable(load.documents, index.config, "the index")
+        cut = readable(load.documents, index.config, "the index").documents
         check_against_sources(index.documents, LoadResult(load.statuses, tuple(cut)))
     print(f"valid {index.index_id}", file=stdout)
     return 0
@@ -822,6 +840,41 @@ def _search(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     return 0
 
 
+def _documents(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    with _existing_store(args.db) as store:
+        documents = store.documents(args.tenant)
+    if args.json:
+        stdout.write(dump_json(documents_output(args.tenant, documents).model_dump(mode="json")))
+        return 0
+    stdout.write(_table([document.cells() for document in documents], _DOCUMENT_WIDTHS))
+    if not documents:
+        print(f"the index serves no document to tenant {args.tenant!r}", file=stderr)
+    return 0
+
+
+_DOCUMENT_WIDTHS = {
+    "Source": -24,
+    "Version": -10,
+    "Revision": -12,
+    "Chunks": 7,
+    "Embedder": -20,
+    "Run": 4,
+}
+
+
+def _table(rows: list[dict[str, str]], widths: dict[str, int]) -> str:
+    """Rows of cells as aligned columns under a header of their names (a negative width
+    aligns left)."""
+
+    def row(cells: dict[str, str]) -> str:
+        return " ".join(
+            cells[name].ljust(-width) if width < 0 else cells[name].rjust(width)
+            for name, width in widths.items()
+        ).rstrip()
+
+    return "\n".join([row({name: name.lower() for name in widths}), *map(row, rows)]) + "\n"
+
+
 def _history(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     with _existing_store(args.db) as store:
         runs, failures, receipts = store.history(), store.failures(), store.receipts()
@@ -848,30 +901,30 @@ def _history_table(runs: list[RunRow], failures: list[Failure], receipts: list[R
         "Vectors": 22,
     }
 
-    def row(cells: dict[str, str]) -> str:
-        return " ".join(
-            cells[name].ljust(-width) if width < 0 else cells[name].rjust(width)
-            for name, width in widths.items()
-        )
-
-    lines = [row({name: name.lower() for name in widths})]
-    lines += [row(run.cells()) for run in runs]
-    lines += [failure.line() for failure in failures]
-    lines += [receipt.line() for receipt in receipts]
-    return "\n".join(lines) + "\n"
+    lines = [_table([run.cells() for run in runs], widths)]
+    lines += [failure.line() + "\n" for failure in failures]
+    lines += [receipt.line() + "\n" for receipt in receipts]
+    return "".join(lines)
 
 
 def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """JSON to --out (else standard output); with --sweep, the curve is printed and the
     JSON goes only to --out."""
     questions = parse_questions(_read(args.questions, "questions file"))
-    configs = _configs(args)
-    if args.sweep is not None and configs:
-        raise ExplorerError(ErrorCode.USAGE, "give --sweep or --policy, not both")
     chunk_files = _chunk_files(args)
-    if args.sweep is not None:
-        columns = sweep_columns(args.sweep)
+    if args.sweep is not None:  # `--grammar G` alone names the sweep's grammar
+        given = args.columns or []
+        if len(given) > 1:
+            raise ExplorerError(
+                ErrorCode.USAGE,
+                "--sweep takes at most one --policy, the column it sweeps: give --sweep or "
+                "several --policy columns, not both",
+            )
+        grammar_name = str(given[0].get("grammar", DEFAULT_GRAMMAR)) if given else DEFAULT_GRAMMAR
+        like = _configs(args)[0] if given and set(given[0]) - {"grammar"} else None
+        columns = sweep_columns(args.sweep, grammar_name, like)
     else:  # compare's columns: the policies named (else every one), then the chunk files
+        configs = _configs(args)
         base = Settings(tuple(configs)) if configs else Settings.default()
         settings = Settings(base.configs, chunk_files)
         columns = list(zip(settings.config_names, settings.configs, strict=True))
@@ -936,8 +989,7 @@ def _questions(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     config = _one_config(args)
     generator = load_generator(args.generator) if args.generator else None  # before any work
     _, load = _load(args, stderr)
-    documents, notes = readable(load.documents, config, config.label())
-    _print_notes(stderr, config.label(), notes)
+    documents = _readable(load, config, stderr)
     index = build_index(documents, config, _limits(args))
     texts = {document["source_id"]: document["text"] for document in documents}
     passages = boundary_passages(texts, index["chunks"])
@@ -969,6 +1021,7 @@ HANDLERS: dict[str, Handler] = {
     "ingest": _ingest,
     "search": _search,
     "history": _history,
+    "documents": _documents,
     "evaluate": _evaluate,
     "questions": _questions,
 }

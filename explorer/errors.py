@@ -49,6 +49,12 @@ class ErrorCode(StrEnum):
     # Running on a cluster (explorer/engines/ray.py)
     ENGINE_UNAVAILABLE = "engine_unavailable"
     WORKER_LOST = "worker_lost"
+    # Calling a chunking library (explorer/chunking/policies/libraries.py)
+    UNSAFE_PARAMETER = "unsafe_parameter"
+    LIBRARY_TIMEOUT = "library_timeout"
+    LIBRARY_FAILED = "library_failed"
+    # The app's scratch indexes (explorer/store/scratch.py)
+    SCRATCH_FULL = "scratch_full"
     # Converting a document (PDF, Word, HTML: explorer/sources/convert/)
     ENCRYPTED_DOCUMENT = "encrypted_document"
     NO_TEXT_LAYER = "no_text_layer"

@@ -15,6 +15,9 @@ from .errors import ErrorCode, ExplorerError
 MAX_CHUNKS_LIMIT = 10_000_000
 MAX_SPAN_CHECK_WORK_LIMIT = 1_000_000_000
 MAX_SCORES_HELD_LIMIT = 1_000_000_000
+# The command line's time limit for one library call, and the most it may be raised to.
+DEFAULT_LIBRARY_SECONDS = 60
+MAX_LIBRARY_SECONDS = 86_400
 MAX_PAGES_LIMIT = 100_000
 
 
@@ -23,13 +26,18 @@ class Limits:
     """`chunks_per_document` and `chunks_per_index` bound what a build or a validation
     holds; `span_check_work` bounds the spans of span checks times the chunks each is
     compared with; `scores_held` bounds the retrieval scores held at once (questions
-    times chunks, 8 bytes each): `evaluate` ranks a block of questions at a time;
-    `pages_per_document` bounds a PDF that is converted."""
+    times chunks, 8 bytes each): `evaluate` ranks a block of questions at a time.
+    `library_seconds` bounds one library call (a live column on one document): with it,
+    the call runs in a child process that is killed past it; without it (the app), the
+    call runs in this process, and a parameter that would make the library run a regular
+    expression is refused (explorer/chunking/policies/libraries.py). `pages_per_document`
+    bounds a PDF that is converted."""
 
     chunks_per_document: int = 50_000
     chunks_per_index: int = 200_000
     span_check_work: int = 20_000_000
     scores_held: int = 4_000_000
+    library_seconds: int | None = None
     pages_per_document: int = 2_000
 
 

@@ -36,7 +36,7 @@ from .chunking.config import (
 )
 from .chunking.imports import ChunkFile, place
 from .chunking.index import ChunkRecord, GivenSpans, Index, build_index, readable, write_index
-from .chunking.policies import LIBRARY_POLICIES, POLICIES, make_config
+from .chunking.policies import LIBRARY_POLICIES, POLICIES, make_config, require_stoppable
 from .errors import ErrorCode, ExplorerError
 from .grammars import GRAMMARS, V1_GRAMMAR, Grammar
 from .limits import DEFAULT_LIMITS, Limits
@@ -141,9 +141,16 @@ class Settings:
             if name in LIBRARY_POLICIES:
                 try:
                     parameters = _parameters(name, query)
-                    live.append(_column_config(name, raw, high, parameters=parameters))
+                    config = _column_config(name, raw, high, parameters=parameters)
+                    require_stoppable(config)  # a link is someone else's: no regex
+                    if len(live) + (len(own) or len(POLICIES)) == MAX_COLUMNS:
+                        raise ExplorerError(
+                            ErrorCode.USAGE, f"a page shows at most {MAX_COLUMNS} columns"
+                        )
                 except ExplorerError as error:
                     notes.append(f"Ignored the {name} column from the link: {error.detail}.")
+                    continue
+                live.append(config)
                 continue
             policy = POLICIES.get(name)
             if own or policy is None or policy.default_max_chars is None:
@@ -404,7 +411,8 @@ def run_column(
 ) -> Column:
     """One policy's index over the documents it can read (`readable`), validated, and
     its span checks."""
-    documents, notes = readable(documents, config, name)
+    cut = readable(documents, config, name)
+    documents, notes = cut.required(), cut.notes
     index = validate_index(build_index(documents, config, limits), limits)
     results = evaluate_checks(checks, index["chunks"], limits)
     flags = _flags(documents, index["chunks"], config)
@@ -536,10 +544,11 @@ def write_comparison(
             notes(chunk_file.name, placement.notes)
     columns: list[_Planned] = []
     for name, config in zip(settings.config_names, settings.configs, strict=True):
-        cut, left_out = readable(load.documents, config, name)
+        cut = readable(load.documents, config, name)
+        readable_documents = cut.required()
         if notes is not None:
-            notes(name, left_out)
-        columns.append((name, config, None, left_out, cut))
+            notes(name, cut.notes)
+        columns.append((name, config, None, cut.notes, readable_documents))
     columns += [
         (chunk_file.name, placement.config, placement.spans, placement.notes, load.documents)
         for chunk_file, placement in zip(settings.chunk_files, placements, strict=True)
@@ -549,7 +558,7 @@ def write_comparison(
         % (REPORT_VERSION, orjson.dumps(document_entries(load)), orjson.dumps(list(skipped)))
     )
     policies: list[PolicyResult] = []
-    for position, (name, config, given, said, cut_documents) in enumerate(columns):
+    for position, (name, config, given, said, documents) in enumerate(columns):
         write(b"%b%b:" % (b",\n" if position else b"\n", orjson.dumps(name)))
         kept: list[ChunkRecord] = []
         flagged: list[tuple[str, ...]] = []  # each chunk's flags, while the index streams
@@ -565,7 +574,7 @@ def write_comparison(
                 kept.extend(chunks)
             flagged.extend(document_flags(document["text"], chunks, config))
 
-        summary = write_index(cut_documents, config, write, keep, limits, given)
+        summary = write_index(documents, config, write, keep, limits, given)
         results = evaluate_checks(resolved, kept, limits)
         flags = flag_counts(flagged)
         policies.append(

@@ -20,13 +20,14 @@ from .jsonio import dump_json
 from .retrieval.evaluate import EVALUATION
 from .retrieval.questions import QuestionSet
 from .sources.manifest import Manifest
-from .store.wire import HistoryOutput, IngestOutput, SearchOutput
+from .store.wire import DocumentsOutput, HistoryOutput, IngestOutput, SearchOutput
 
 _MODELS: dict[str, type[BaseModel]] = {
     "manifest": Manifest,
     "store-ingest": IngestOutput,
     "store-search": SearchOutput,
     "store-history": HistoryOutput,
+    "store-documents": DocumentsOutput,
     "questions": QuestionSet,
 }
 # Shapes declared as TypedDicts, validated by a TypeAdapter.

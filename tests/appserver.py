@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -140,3 +141,37 @@ def grow_to_content(page: Page, width: int) -> None:
     height = page.evaluate("document.querySelector('[data-testid=stMain]').scrollHeight")
     page.set_viewport_size({"width": width, "height": min(int(height) + 50, 12_000)})
     page.wait_for_timeout(500)
+
+
+# -- the server's health while a session works -------------------------------------------
+
+
+class Health:
+    """Asks `/_stcore/health` every 0.1 s from a thread; records each answer's time, or
+    that one did not come."""
+
+    def __init__(self, url: str) -> None:
+        self.url = f"{url}/_stcore/health"
+        self.times: list[float] = []
+        self.failures: list[str] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._poll, daemon=True)
+
+    def _poll(self) -> None:
+        while not self.stop.is_set():
+            began = time.monotonic()
+            try:
+                with urllib.request.urlopen(self.url, timeout=5) as reply:
+                    reply.read()
+            except OSError as error:
+                self.failures.append(repr(error))
+            self.times.append(time.monotonic() - began)
+            time.sleep(0.1)
+
+    def __enter__(self) -> Health:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop.set()
+        self.thread.join(timeout=10)

@@ -80,3 +80,21 @@ def test_a_check_and_a_question_outlive_a_new_file_and_download(page: Page, tmp_
     assert "rotation" in compared.stdout
     measured = run_module("evaluate", saved, "--questions", saved_questions)
     assert measured.returncode == 0, measured.stderr
+
+
+def test_a_plain_drop_without_a_heading_opens_under_markdown(page: Page, tmp_path: Path) -> None:
+    speech = tmp_path / "speech.txt"
+    speech.write_text("Friends, we gather here today.\n\nWe will not rest until it is done.\n")
+    choose_source(page, "Upload a manifest", SIDEBAR_UPLOAD)
+    page.locator(SIDEBAR_UPLOAD).set_input_files([str(speech)])
+    expect(page.locator(HEADING_AWARE)).to_contain_text("we gather here", timeout=30_000)
+    expect(page.get_by_text("Opened under the")).to_contain_text("speech does not start")
+    expect(page.get_by_role("radio", name="markdown: CommonMark blocks")).to_be_checked()
+    wait_idle(page)
+    page.get_by_text("v1: '#' headings, blank lines").click()  # back to v1: refused
+    switch = page.get_by_role("button", name="Read it under the markdown grammar")
+    expect(switch).to_be_visible(timeout=30_000)
+    wait_idle(page)
+    switch.click()
+    expect(page.locator(HEADING_AWARE)).to_contain_text("we gather here", timeout=30_000)
+    expect(switch).to_have_count(0)

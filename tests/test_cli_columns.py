@@ -88,7 +88,7 @@ def test_documents_load_under_the_grammar_every_column_cuts_with(
     )
     assert result.code == 0, result.err
     assert result.json()["documents"][0]["status"] == "ok"
-    # a column under grammar v1 needs a leading heading: the document is refused, saying so
+    # a column under grammar v1 needs a leading heading: reading none, it is refused, saying so
     mixed = run_cli("compare", manifest, *markdown, "--policy", "paragraph")
     assert mixed.code == 2
     assert "heading_required" in mixed.err and "the markdown grammar reads" in mixed.err

@@ -518,6 +518,8 @@ def test_the_real_questions_evaluate_within_ten_seconds(retriever: str, tmp_path
             str(MARKDOWN_DOCS / "questions.json"),
             "--retriever",
             retriever,
+            "--vector-cache",  # a fresh cache: every vector computed, and kept
+            str(tmp_path / "vectors.db"),
             "--out",
             str(out),
         ],

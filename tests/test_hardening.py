@@ -22,6 +22,7 @@ from explorer import (
     parse_manifest,
     validate_index_bytes,
 )
+from explorer.chunking.index import readable
 from explorer.sources.documents import DocumentRecord, document_record
 from explorer.sources.uploads import bundle_from_files
 from tests.conftest import MANIFEST, ROOT, ManifestBuilder, golden_index, run_cli, sha256_hex
@@ -193,7 +194,9 @@ def test_the_real_corpus_stays_within_the_default_limits() -> None:
     documents = load_documents(manifest, MappingReader(files)).documents
     assert len(documents) > 200
     for policy in ("fixed-char", "paragraph", "heading-aware"):
-        index = build_index(documents, make_config(policy))
+        readable_ones = readable(documents, make_config(policy), policy).documents
+        assert len(readable_ones) > 200
+        index = build_index(readable_ones, make_config(policy))
         assert 0 < len(index["chunks"]) <= Limits().chunks_per_index // 4
 
 

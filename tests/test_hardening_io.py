@@ -5,27 +5,41 @@ quadratic work takes tens of seconds, the new a fraction of one)."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
+import os
+import stat
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
+from pathlib import Path
 from typing import Any
 
+import jsonschema
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from explorer.checking.validate import validate_index_bytes, validate_index_file
 from explorer.chunking.imports import ChunkFile, place
+from explorer.chunking.locate import Document, Entry
 from explorer.errors import ErrorCode, ExplorerError
 from explorer.jsonio import Counts, count_json
+from explorer.pipeline import Settings
+from explorer.retrieval.embedding import embed_texts
 from explorer.retrieval.questions import MAX_QUESTIONS, parse_questions
 from explorer.sources.documents import DocumentRecord, document_record
+from explorer.sources.loading import DirectoryReader, load_documents
 from explorer.sources.manifest import parse_manifest
+from explorer.store import RunSummary, Store
+from explorer.store.scratch import new_session, require_room, scratch_root, sweep
 
-from .conftest import ManifestBuilder, run_cli
+from . import embedders
+from .conftest import ROOT, ManifestBuilder, run_cli
 
 
 def _document(text: str, source_id: str = "d", path: str = "d.md") -> DocumentRecord:
@@ -71,6 +85,26 @@ def test_locating_ignoring_whitespace_is_linear_in_the_document() -> None:
     assert placement.notes == ("d: chunk 1 was located ignoring whitespace",)
 
 
+def test_chunks_located_loosely_in_order_scan_the_document_about_once() -> None:
+    # Before: each chunk was first searched for exactly through the rest of the document.
+    lines = [f"line{i}  says  something\n" for i in range(40_000)]
+    text = "# T\n\n" + "".join(lines)
+    chunks = [{"source_id": "d", "text": " ".join(line.split())} for line in lines]
+    with cpu_seconds_at_most(3):
+        placement = place(_file(chunks), [_document(text)])
+    assert placement.chunk_count == 40_000
+    assert placement.spans["d"][1] == (text.index("line1 "), text.index("line1 ") + 22)
+
+
+def test_the_first_place_wins_and_is_exact_when_the_whole_text_stands_there() -> None:
+    text = "# T\n\nab  cd then ab cd\n"
+    placement = place(_file([{"source_id": "d", "text": "ab cd"}]), [_document(text)])
+    assert placement.spans == {"d": [(5, 11)]}  # loose, before the exact one
+    padded = [{"source_id": "d", "text": "\n\nab  cd"}]
+    assert place(_file(padded), [_document(text)]).spans == {"d": [(3, 11)]}
+    assert place(_file(padded), [_document(text)]).notes == ()
+
+
 def test_skip_failed_costs_one_pass_per_chunk_it_cannot_place() -> None:
     # Before: each failed chunk tried its pattern at every "a" (100 words each time).
     text = "# T\n\n" + "a " * 50_000
@@ -81,6 +115,44 @@ def test_skip_failed_costs_one_pass_per_chunk_it_cannot_place() -> None:
         )
     assert placement.chunk_count == 1
     assert "skipped 300 chunks" in placement.notes[-1]
+
+
+def test_skip_failed_makes_no_pass_over_the_document_per_chunk_once_one_failed() -> None:
+    # Before: each chunk that is nowhere was searched for through the whole megabyte,
+    # twice (about 10 ms each).
+    text = "# T\n\n" + "a " * 500_000
+    failing = [{"source_id": "d", "text": f"a a a b{i}"} for i in range(20_000)]
+    late = [{"source_id": "d", "text": "a " * 20 + "a"}] * 2
+    with cpu_seconds_at_most(3):
+        placement = place(_file([*late, *failing], True), [_document(text)])
+    assert placement.chunk_count == 2
+    assert "skipped 20000 chunks" in placement.notes[-1]
+
+
+@given(
+    st.text(alphabet="ab \n", max_size=60),
+    st.lists(st.tuples(st.text(alphabet="ab ", min_size=1, max_size=12), st.integers(0, 60))),
+)
+def test_a_search_after_a_failure_finds_what_str_find_finds(
+    text: str, searches: list[tuple[str, int]]
+) -> None:
+    document = Document("d", text)
+    with pytest.raises(ExplorerError):  # arms the pieces of the text
+        document.locate(Entry(1, "zz", None, None, None, None), 0)
+    bare = "".join(text.split())
+    for piece, origin in searches:
+        want = "".join(piece.split())
+        if not want:
+            continue
+        begin = len("".join(text[:origin].split()))
+        try:
+            placed = document.locate(Entry(1, piece, None, None, None, None), origin)
+        except ExplorerError:
+            assert bare.find(want, begin) < 0
+        else:
+            start, end = placed.span
+            assert start >= origin and "".join(text[start:end].split()) == want
+            assert len("".join(text[:start].split())) == bare.find(want, begin)
 
 
 def test_matching_chunks_to_documents_by_path_does_not_scan_every_document() -> None:
@@ -258,3 +330,202 @@ def test_validate_of_whitespace_says_it_is_not_json_whatever_its_size() -> None:
         ErrorCode.INVALID_CHUNK_INDEX,
     )
     assert error.detail == "the index file is empty, not JSON"
+
+
+def test_search_on_an_empty_file_leaves_it_empty(tmp_path: Path) -> None:
+    db = tmp_path / "empty.db"
+    db.write_bytes(b"")
+    for command in (["search", "refund", "--tenant", "acme"], ["history"]):
+        result = run_cli(*command, "--db", db)
+        assert (result.code, result.err) == (
+            2,
+            f"error: io_error: no index at {str(db)!r}: run ingest first\n",
+        )
+    assert db.read_bytes() == b""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.db"]
+
+
+def test_an_all_zero_vector_is_refused_like_nan() -> None:
+    class Zeros:
+        name, dimensions = "zeros/1", 4
+
+        def embed(self, texts: list[str]) -> Any:
+            return np.zeros((len(texts), 4), np.float32)
+
+    error = _refused(lambda: embed_texts(Zeros(), ["a", "b"]), ErrorCode.EMBEDDING_FAILED)
+    assert error.detail == "it returned an all-zero vector (for text 1 of 2)"
+
+
+# Item 5: tenants
+
+
+LIBRARY = ROOT / "fixtures" / "library"
+DEFAULT_ONLY = frozenset({"default"})
+
+
+def _library_store(tmp_path: Path) -> Path:
+    """The library's six documents of tenant acme, ingested by the server's operator."""
+    db = tmp_path / "index.db"
+    manifest = parse_manifest((LIBRARY / "manifest.json").read_bytes())
+    load = load_documents(manifest, DirectoryReader(LIBRARY))
+    with Store(db) as store:
+        store.ingest(manifest, load, Settings.default().configs[0], embedder=embedders.Counting())
+    return db
+
+
+def _ingest_as_visitor(db: Path, raw: dict[str, Any], folder: Path) -> RunSummary:
+    manifest = parse_manifest(json.dumps(raw).encode())
+    load = load_documents(manifest, DirectoryReader(folder))
+    with Store(db) as store:
+        return store.ingest(
+            manifest,
+            load,
+            Settings.default().configs[0],
+            embedder=embedders.Counting(),
+            tenants=DEFAULT_ONLY,
+            allow_deletions=True,
+        )
+
+
+def test_deleting_another_tenants_document_answers_as_an_unknown_one(tmp_path: Path) -> None:
+    db = _library_store(tmp_path)
+    entry = {"source_id": "mine", "version": "1", "path": "mine.md"}
+    (tmp_path / "mine.md").write_text("# Mine\n\nMy own text.\n")
+    entry["sha256"] = hashlib.sha256(b"# Mine\n\nMy own text.\n").hexdigest()
+    answers = []
+    for source_id in ("refund-policy", "no-such-document"):
+        raw: dict[str, Any] = {
+            "manifest_version": 1,
+            "documents": [entry],
+            "deleted": [{"source_id": source_id, "access_scope": "acme"}],
+        }
+        error = _refused(
+            partial(_ingest_as_visitor, db, raw, tmp_path), ErrorCode.DELETE_UNKNOWN_DOCUMENT
+        )
+        answers.append(error.detail.replace(source_id, "ID"))
+    assert answers[0] == answers[1]
+
+
+def test_a_visitor_cannot_learn_from_the_counts_that_another_tenant_holds_a_text(
+    tmp_path: Path,
+) -> None:
+    db = _library_store(tmp_path)
+    data = (LIBRARY / "docs" / "contact.md").read_bytes()
+    (tmp_path / "copy.md").write_bytes(data)
+    entry = {
+        "source_id": "copy",
+        "version": "1",
+        "path": "copy.md",
+        "sha256": hashlib.sha256(data).hexdigest(),
+    }
+    summary = _ingest_as_visitor(db, {"manifest_version": 1, "documents": [entry]}, tmp_path)
+    assert summary.vectors_reused == 0 and summary.vectors_computed > 0
+    # Its own texts, ingested again under another name, are reused as before.
+    (tmp_path / "copy-2.md").write_bytes(data)
+    again = {**entry, "source_id": "copy-2", "path": "copy-2.md"}
+    raw = {"manifest_version": 1, "documents": [entry, again]}
+    summary = _ingest_as_visitor(db, raw, tmp_path)
+    assert summary.vectors_computed == 0 and summary.vectors_reused > 0
+
+
+# Items 4 and 10: scratch space
+
+
+def _day_old(path: Path) -> None:
+    old = time.time() - 25 * 3600
+    os.utime(path, (old, old), follow_symlinks=False)
+
+
+def test_the_scratch_root_is_made_closed_and_a_link_or_open_folder_is_refused(
+    tmp_path: Path,
+) -> None:
+    root = scratch_root(tmp_path / "scratch")
+    assert stat.S_IMODE(root.stat().st_mode) == 0o700
+    session = new_session(root)
+    assert session.parent == root and stat.S_IMODE(session.stat().st_mode) == 0o700
+    victim = tmp_path / "victim"
+    victim.mkdir(0o700)
+    (tmp_path / "link").symlink_to(victim)
+    error = _refused(lambda: new_session(tmp_path / "link"), ErrorCode.IO_ERROR)
+    assert "not a folder of this user closed to others" in error.detail
+    (tmp_path / "open").mkdir(0o755)
+    _refused(lambda: scratch_root(tmp_path / "open"), ErrorCode.IO_ERROR)
+
+
+def test_clean_up_removes_only_stale_session_folders_and_never_follows_a_link(
+    tmp_path: Path,
+) -> None:
+    # Before: with the scratch folder a link, a page view removed the old folders of
+    # the folder it pointed to.
+    root = scratch_root(tmp_path / "scratch")
+    victim = tmp_path / "victim"
+    (victim / "session-kept").mkdir(parents=True)
+    (victim / "session-kept" / "data").write_text("precious")
+    _day_old(victim / "session-kept")
+    (root / "session-link").symlink_to(victim / "session-kept")
+    _day_old(root / "session-link")
+    mine, other, fresh = root / "session-old", root / "other-old", root / "session-new"
+    for folder in (mine, other, fresh):
+        folder.mkdir()
+        (folder / "index.db").write_bytes(b"x")
+    _day_old(mine)
+    _day_old(other)
+    assert sweep(root) == 1
+    assert not mine.exists() and other.exists() and fresh.exists()
+    assert (victim / "session-kept" / "data").read_text() == "precious"
+
+
+def test_a_session_and_all_sessions_have_a_size_cap(tmp_path: Path) -> None:
+    root = scratch_root(tmp_path / "scratch")
+    first, second = new_session(root), new_session(root)
+    (first / "index.db").write_bytes(b"x" * 3000)
+    require_room(root, second, session_bytes=2000, total_bytes=10_000)
+    error = _refused(
+        lambda: require_room(root, first, session_bytes=2000, total_bytes=10_000),
+        ErrorCode.SCRATCH_FULL,
+    )
+    assert error.detail.startswith("this session's scratch index holds 0 MiB, its limit")
+    (second / "index.db").write_bytes(b"x" * 1500)
+    error = _refused(
+        lambda: require_room(root, second, session_bytes=2000, total_bytes=4000),
+        ErrorCode.SCRATCH_FULL,
+    )
+    assert error.detail.startswith("the scratch indexes of all sessions hold")
+
+
+# The store says what it serves
+
+
+def test_documents_lists_each_served_documents_active_version_and_run(tmp_path: Path) -> None:
+    db = tmp_path / "index.db"
+    for manifest in ("manifest.json", "manifest-run2.json"):
+        result = run_cli("ingest", LIBRARY / manifest, "--db", db, "--embedder", "none")
+        assert result.code == 0, result.err
+    result = run_cli("documents", "--tenant", "acme", "--db", db, "--json")
+    assert result.code == 0, result.err
+    listed = json.loads(result.out)
+    jsonschema.validate(
+        listed, json.loads((ROOT / "schemas/store-documents.schema.json").read_text())
+    )
+    assert listed["kind"] == "explorer/documents" and listed["tenant"] == "acme"
+    by_id = {d["source_id"]: d for d in listed["documents"]}
+    assert "contact" not in by_id  # deleted by run 2
+    assert by_id["refund-policy"]["run_id"] == 2 and by_id["shipping"]["run_id"] == 1
+    assert by_id["refund-policy"]["version"] == "2"
+    assert set(by_id["shipping"]) == {
+        "source_id",
+        "version",
+        "revision",
+        "chunk_count",
+        "embedder",
+        "run_id",
+    }
+    assert by_id["shipping"]["embedder"] is None and by_id["shipping"]["chunk_count"] > 0
+    table = run_cli("documents", "--tenant", "acme", "--db", db)
+    lines = table.out.splitlines()
+    assert lines[0].split() == ["source", "version", "revision", "chunks", "embedder", "run"]
+    assert [line.split()[0] for line in lines[1:]] == sorted(by_id)
+    [refund] = [line.split() for line in lines if line.startswith("refund-policy ")]
+    assert (refund[1], refund[-1]) == ("2", "2")
+    other = run_cli("documents", "--tenant", "globex", "--db", db)
+    assert (other.code, other.err) == (0, "the index serves no document to tenant 'globex'\n")

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from explorer import ExplorerError, parse_manifest
@@ -190,3 +192,28 @@ def test_the_downloaded_manifest_uploaded_again_holds_the_check_once() -> None:
     assert not at.exception and not errors(at), errors(at)
     assert list(matrix(at)) == ["rotation"]  # the manifest's own now, not twice
     assert at.session_state["added_work"].checks == []
+
+
+ids = st.sampled_from(["a", "b", "c"])
+digest_maps = st.dictionaries(ids, st.frozensets(st.sampled_from(["1" * 64, "2" * 64]), min_size=1))
+
+
+@given(
+    st.lists(st.fixed_dictionaries({"id": st.text(max_size=3), "source_id": ids})),
+    digest_maps,
+    digest_maps,
+    st.sets(st.text(max_size=3)),
+)
+def test_carried_keeps_an_ordered_part_and_carrying_again_changes_nothing(
+    items: list[dict[str, str]],
+    before: dict[str, frozenset[str]],
+    after: dict[str, frozenset[str]],
+    taken: set[str],
+) -> None:
+    kept = carried(items, before, after, taken)
+    assert kept == [item for item in items if item in kept]  # in order, none made up
+    assert all(
+        after.get(i["source_id"]) == before.get(i["source_id"]) and i["id"] not in taken
+        for i in kept
+    )
+    assert carried(kept, after, after, taken) == kept

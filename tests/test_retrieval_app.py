@@ -14,6 +14,7 @@ from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
 
 from explorer import DirectoryReader, LoadResult, Settings, load_documents, parse_manifest
+from explorer.chunking.imports import ChunkFile
 from explorer.chunking.index import build_index, document_chunks
 from explorer.retrieval.evaluate import Evaluation, evaluate, sweep_columns
 from explorer.retrieval.questions import QuestionSet, parse_questions, place_question
@@ -479,3 +480,38 @@ def test_a_search_too_large_for_the_server_is_refused(monkeypatch: pytest.Monkey
     at.button(key="sweep_run").click().run()  # at 10 characters: about 165 chunks
     assert errors(at)[-1].startswith("**too_many_chunks**")
     assert not sweep_charts(at)
+
+
+def test_an_imported_chunk_file_is_measured_beside_the_columns() -> None:
+    at = library()
+    chunk_file = ROOT / "fixtures" / "chunk-files" / "llamaindex-library.json"
+    data = chunk_file.read_bytes()
+    at.file_uploader(key="chunk_files").set_value([(chunk_file.name, data, "application/json")])
+    at.run()
+    assert not at.exception and not errors(at)
+    settings = Settings.default()
+    columns = list(zip(settings.config_names, settings.configs, strict=True))
+    questions = parse_questions((LIBRARY / "questions.json").read_bytes())
+    name = scoreboard(at)[-1]["Column"]
+    assert name.startswith("llamaindex")
+    imported = (ChunkFile(name, data),)
+    assert_scoreboard_is(
+        at, evaluate(library_load(), questions, columns, "bm25", 5, chunk_files=imported)
+    )
+
+
+def test_markdown_beside_an_imported_file_on_a_text_without_a_heading() -> None:
+    """Choosing markdown, then uploading your pipeline's chunks, measures both: the
+    imported column never forces grammar v1 on a text that opens without a heading."""
+    from tests.test_app import PASTE, column_names
+
+    text = "Install it first.\n\nThen run the server.\n"
+    at = start()
+    at.radio(key="source").set_value(PASTE).run()
+    at.text_area(key="paste").set_value(text).run()
+    at.radio(key="grammar").set_value("markdown").run()
+    chunks = json.dumps([{"source_id": "pasted", "text": "Install it first."}]).encode()
+    at.file_uploader(key="chunk_files").set_value([("mine.json", chunks, "application/json")])
+    at.run()
+    assert not at.exception and not errors(at)
+    assert column_names(at)[-1] == "mine"

@@ -82,14 +82,19 @@ def test_each_session_gets_its_own_scratch_index(
 ) -> None:
     unset_index_settings(monkeypatch)
     monkeypatch.setattr(index_tab, "SCRATCH_ROOT", tmp_path / "scratch")
-    stale, fresh = tmp_path / "scratch" / "stale", tmp_path / "scratch" / "fresh"
-    for folder in (stale, fresh):
-        folder.mkdir(parents=True)
+    (tmp_path / "scratch").mkdir(0o700)
+    stale, fresh = tmp_path / "scratch" / "session-stale", tmp_path / "scratch" / "session-fresh"
+    other = tmp_path / "scratch" / "not-a-session"
+    for folder in (stale, fresh, other):
+        folder.mkdir()
     day_old = time.time() - 25 * 3600
-    os.utime(stale, (day_old, day_old))
+    for folder in (stale, other):
+        os.utime(folder, (day_old, day_old))
     first, second = start(), start()
-    assert not stale.exists() and fresh.exists()  # untouched for a day: removed
+    assert "scratch_index" not in first.session_state  # a page view makes no folder
     ingest(first)
+    assert not stale.exists() and fresh.exists()  # untouched for a day: removed
+    assert other.exists()  # not one this program made
     assert first.success[0].value.startswith("run 1: added 2")
     ingest(second)
     assert second.success[0].value.startswith("run 1: added 2")  # not run 2: its own index
@@ -166,3 +171,15 @@ def test_the_tab_shows_vectors_per_run_the_search_mode_and_citations(
     assert first["Offsets"].startswith("[") and first["Lines"] and float(first["Score"]) > 0
     at.radio(key="search_mode").set_value(SearchMode.BM25).run()
     assert any("No active chunk" in info.value for info in at.info)
+
+
+def test_the_tab_lists_what_each_tenant_is_served(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = start_shared(tmp_path, monkeypatch, "acme")
+    ingest(at, "manifest.json")
+    served = table_with(at, "Revision")
+    assert list(served["Source"]) == sorted(served["Source"])
+    assert "refund-policy" in list(served["Source"])
+    assert set(served["Run"]) == {"1"} and set(served["Version"]) >= {"1"}
+    assert all(embedder.startswith("wordllama-") for embedder in served["Embedder"])

@@ -145,3 +145,31 @@ def test_the_app_sweeps_a_column_with_its_overlap() -> None:
     assert_scoreboard_is(at, evaluate(library_load(), questions, swept), which=-1)
     run_sweep(at, "fixed-char", 10, 110, 100)  # a size at or below the overlap
     assert errors(at)[-1].startswith("**usage**") and "overlaps by 20" in errors(at)[-1]
+
+
+def test_the_command_line_sweeps_the_column_its_policy_option_gives(tmp_path: Path) -> None:
+    out = tmp_path / "sweep.json"
+    result = run_cli(
+        "evaluate", LIBRARY / "manifest.json", "--questions", QUESTIONS,
+        "--sweep", "heading-aware:100:200:100",
+        "--policy", "heading-aware", "--grammar", "markdown", "--overlap", "20", "--out", out,
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    configs = [p["config"] for p in json.loads(out.read_text("utf-8"))["policies"]]
+    assert [(c["max_chars"], c.get("grammar"), c.get("overlap")) for c in configs] == [
+        (100, "markdown", 20),
+        (200, "markdown", 20),
+    ]
+    other = run_cli(
+        "evaluate", LIBRARY / "manifest.json", "--questions", QUESTIONS,
+        "--sweep", "heading-aware:100:200:100", "--policy", "fixed-char",
+    )  # fmt: skip
+    assert other.code == 2 and other.err.startswith("error: usage: ") and "not both" in other.err
+
+
+def test_the_curve_keeps_its_columns_under_long_names() -> None:
+    questions = parse_questions(QUESTIONS.read_bytes())
+    swept = sweep_columns("langchain-recursive:900:1000:100")
+    lines = curve(evaluate(library_load(), questions, swept)).splitlines()
+    assert len({len(line) for line in lines}) == 1  # every line as wide as the head
+    assert lines[2].split()[:2] == ["langchain-recursive@1000", "1000"]

@@ -23,7 +23,7 @@ from explorer import (
 )
 from explorer.checking.checks import checks_key
 from explorer.chunking.imports import MAX_NAME_CHARS, ChunkFile
-from explorer.chunking.policies import LIBRARY_POLICIES, make_config
+from explorer.chunking.policies import LIBRARY_POLICIES, make_config, require_stoppable
 from explorer.pipeline import ImportRunner, import_column
 from explorer.view.display import markdown_literal
 from ui.common import show_error
@@ -149,7 +149,14 @@ def live_columns(sidebar: DeltaGenerator) -> tuple[ChunkConfig, ...]:
                 if policy.takes_overlap
                 else 0
             )
-            raw = st.text_area("Parameters (JSON)", key=_key(name, "parameters"), height=90)
+            raw = st.text_area(
+                "Parameters (JSON)",
+                key=_key(name, "parameters"),
+                height=90,
+                help="The library's other keywords. One that would make it run a regular "
+                "expression (is_separator_regex: true) is refused here, as it could hold "
+                "the server; the command line runs it under a time limit.",
+            )
             try:
                 configs.append(_config(name, int(size or 1), int(overlap or 0), tokens, raw))
             except ExplorerError as error:
@@ -167,8 +174,11 @@ def _config(name: str, size: int, overlap: int, tokens: bool, raw: str) -> Chunk
             ErrorCode.USAGE, f"the parameters of {name} are a JSON object, not {raw[:40]!r}"
         )
     if tokens:
-        return make_config(name, max_tokens=size, overlap=overlap, parameters=parameters)
-    return make_config(name, size, overlap=overlap, parameters=parameters)
+        config = make_config(name, max_tokens=size, overlap=overlap, parameters=parameters)
+    else:
+        config = make_config(name, size, overlap=overlap, parameters=parameters)
+    require_stoppable(config)  # a visitor's parameters: no regex in the server
+    return config
 
 
 def with_other_pipelines(

@@ -9,9 +9,6 @@ browser session works on its own scratch index. Widgets and layout only; the sto
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
-import time
 from collections.abc import Callable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
@@ -22,6 +19,7 @@ import streamlit as st
 from explorer import ErrorCode, ExplorerError, LoadResult, Manifest, Settings
 from explorer.retrieval.embedding import DEFAULT_EMBEDDER, load_embedder
 from explorer.store import SearchMode, Store
+from explorer.store.scratch import default_root, new_session, require_room
 from explorer.view.display import markdown_literal, markdown_rows
 
 from .common import show_error
@@ -31,8 +29,7 @@ DB_VARIABLE = "EXPLORER_DB"  # a shared index on the server; unset: a scratch in
 TENANTS_VARIABLE = "EXPLORER_TENANTS"  # comma-separated, or "*"; shared default: "default"
 DELETIONS_VARIABLE = "EXPLORER_ALLOW_DELETIONS"  # "true"/"false"; shared default: false
 SHARED_DEFAULT_TENANTS = frozenset({"default"})
-SCRATCH_ROOT = Path(tempfile.gettempdir()) / "explorer-scratch"
-SCRATCH_HOURS = 24
+SCRATCH_ROOT = default_root()
 _TRUTH = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
 
 
@@ -73,17 +70,15 @@ def server_values() -> dict[str, str]:
 
 
 def scratch_index() -> Path:
-    """This browser session's own index, in a temporary folder; a new session first
-    removes the scratch folders untouched for `SCRATCH_HOURS`, so they never pile up."""
-    if "scratch_index" not in st.session_state:
-        SCRATCH_ROOT.mkdir(parents=True, exist_ok=True)
-        stale = time.time() - SCRATCH_HOURS * 3600
-        for folder in SCRATCH_ROOT.iterdir():
-            if folder.is_dir() and folder.stat().st_mtime < stale:
-                shutil.rmtree(folder, ignore_errors=True)
-        folder = Path(tempfile.mkdtemp(prefix="session-", dir=SCRATCH_ROOT))
-        st.session_state["scratch_index"] = str(folder / "index.db")
-    return Path(st.session_state["scratch_index"])
+    """This browser session's own index, in a scratch folder made at its first run (not
+    at a page view), with room left for the run (`explorer.store.scratch`: stale
+    folders swept, a size cap per session and in all)."""
+    known = st.session_state.get("scratch_index")
+    if known is None or not Path(known).parent.is_dir():  # new, or swept while idle
+        st.session_state["scratch_index"] = str(new_session(SCRATCH_ROOT) / "index.db")
+    db = Path(st.session_state["scratch_index"])
+    require_room(SCRATCH_ROOT, db.parent)
+    return db
 
 
 def index_page(manifest: Manifest, load: LoadResult, explored: Settings) -> None:
@@ -93,7 +88,8 @@ def index_page(manifest: Manifest, load: LoadResult, explored: Settings) -> None
     except ExplorerError as error:
         show_error(error)
         return
-    db = settings.db or scratch_index()
+    known = st.session_state.get("scratch_index")
+    db = settings.db or (Path(known) if known is not None else None)
     where = "this session's own scratch index" if settings.db is None else "the server's index"
     st.markdown(
         f"A versioned index ({where}). Each run skips unchanged documents, swaps changed "
@@ -108,6 +104,7 @@ def index_page(manifest: Manifest, load: LoadResult, explored: Settings) -> None
     ):
         try:
             embedder = load_embedder(DEFAULT_EMBEDDER)
+            db = settings.db or scratch_index()
             with Store(db) as store:
                 summary = store.ingest(
                     manifest,
@@ -122,11 +119,11 @@ def index_page(manifest: Manifest, load: LoadResult, explored: Settings) -> None
             st.caption(summary.vectors_line())
         except ExplorerError as error:
             show_error(error)
-    if not db.is_file():
+    if db is None or not db.is_file():
         st.info("No run yet: ingest the documents to start the index.")
         return
     try:
-        with Store(db) as store:
+        with Store(db, create=False) as store:
             show_index(store, visible(settings.tenants))
     except ExplorerError as error:
         show_error(error)
@@ -151,11 +148,16 @@ def show_index(store: Store, may_see: Callable[[str], bool]) -> None:
     if failures:
         st.caption("Documents a run did not write (their previous version stayed served):")
         st.table(markdown_rows(failures))
-    st.subheader("Search the active versions")
+    st.subheader("Served documents and search")
     tenants = [tenant for tenant in store.tenants() if may_see(tenant)]
     if tenants:
         left, middle, right = st.columns([2, 5, 1])
         tenant = left.selectbox("Tenant", tenants, key="tenant")
+        st.caption(
+            f"What tenant {markdown_literal(repr(tenant))} is served: each document's active "
+            "version, and the run that made it active (`explorer documents`)."
+        )
+        st.table(markdown_rows([document.cells() for document in store.documents(tenant)]))
         query = middle.text_input("Query", key="query")
         k = right.number_input("Hits", 1, 50, 5, key="hits")
         mode = (

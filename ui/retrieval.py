@@ -27,7 +27,8 @@ from explorer import (
     explore,
     parse_manifest,
 )
-from explorer.digests import digest
+from explorer.chunking.imports import ChunkFile
+from explorer.digests import digest, sha_bytes
 from explorer.pipeline import ColumnRunner
 from explorer.retrieval.evaluate import (
     DEFAULT_K,
@@ -42,6 +43,7 @@ from explorer.view.display import markdown_literal, markdown_rows, plain_text
 from explorer.view.render import RANKED_LEGEND, RANKED_STYLE, render_ranked_view
 
 from .common import show_error
+from .draft import draft_button
 from .work import kept_work, questions_download
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -107,9 +109,11 @@ def evaluation_cached(
     _load: LoadResult,
     _questions: QuestionSet,
     _columns: Sequence[tuple[str, ChunkConfig]],
+    _chunk_files: Sequence[ChunkFile],
 ) -> Evaluation:
-    """One evaluation, keyed by the documents', the questions' and the columns' digests."""
-    return evaluate(_load, _questions, _columns, retriever, k)
+    """One evaluation, keyed by the documents', the questions' and the columns' digests
+    (the chunk files' among them)."""
+    return evaluate(_load, _questions, _columns, retriever, k, chunk_files=_chunk_files)
 
 
 @st.cache_data(show_spinner="Drawing…", max_entries=8, ttl=CACHE_TTL)
@@ -119,8 +123,11 @@ def ranked_view_cached(
     return render_ranked_view(_text, name, _column.result["config"], _column.index, _result)
 
 
-def columns_digest(columns: Sequence[tuple[str, ChunkConfig]]) -> str:
-    return digest([[name, config.as_json()] for name, config in columns])
+def columns_digest(
+    columns: Sequence[tuple[str, ChunkConfig]], chunk_files: Sequence[ChunkFile] = ()
+) -> str:
+    files = [[f.name, sha_bytes(f.data), f.skip_failed] for f in chunk_files]
+    return digest([[[name, config.as_json()] for name, config in columns], files])
 
 
 def evaluate_here(
@@ -130,11 +137,12 @@ def evaluate_here(
     columns: Sequence[tuple[str, ChunkConfig]],
     retriever: RetrieverName,
     k: int,
+    chunk_files: Sequence[ChunkFile] = (),
 ) -> Evaluation:
+    """Every column measured: ours, the libraries', then the imported chunk files."""
     asked = digest(questions.model_dump(mode="json", exclude_none=True))
-    return evaluation_cached(
-        key, asked, columns_digest(columns), retriever, k, load, questions, columns
-    )
+    shown = columns_digest(columns, chunk_files)
+    return evaluation_cached(key, asked, shown, retriever, k, load, questions, columns, chunk_files)
 
 
 def require_search_bound(questions: QuestionSet, chunk_count: int, what: str) -> None:
@@ -466,7 +474,9 @@ def retrieval_page(
             shown = explore(load, manifest.span_checks, settings, run=run).columns
             largest = max(shown, key=lambda c: c.result["chunk_count"])
             require_search_bound(questions, largest.result["chunk_count"], largest.name)
-            evaluation = evaluate_here(key, load, questions, columns, retriever, k)
+            evaluation = evaluate_here(
+                key, load, questions, columns, retriever, k, settings.chunk_files
+            )
         except ExplorerError as error:
             show_error(error)
             evaluation = None  # refused: no scoreboard, no sweep
@@ -486,6 +496,12 @@ def retrieval_page(
         f"Add a question ({len(added)} of {MAX_ADDED} added here)", expanded=questions is None
     ):
         taken = [q.id for q in questions.questions] if questions else []
+        try:
+            draft_button(load, explore(load, manifest.span_checks, settings, run=run).columns)
+        except ExplorerError as error:  # shown on the first tab: named here, not repeated
+            st.caption(
+                f"No passage to draft: the page's columns were refused ({error.code.value})."
+            )
         question_form(load, added, taken, source_id)
         if added and st.button("Clear the questions added here", key="clear_questions"):
             added.clear()

@@ -26,7 +26,7 @@ from ..chunking.index import (
     index_id_tail,
     write_index,
 )
-from ..chunking.policies import parse_config
+from ..chunking.policies import LIBRARY_CALL_CODES, parse_config
 from ..digests import sha
 from ..errors import ErrorCode, ExplorerError
 from ..grammars.v1 import Span
@@ -218,7 +218,11 @@ def _rebuilds_to(
             chunks_per_index=min(limits.chunks_per_index, chunk_count),
         )
         write_index(index["documents"], config, same.write, limits=within, given=given)
-    except (ExplorerError, _Differs, ValueError):  # ValueError: a lone surrogate
+    except ExplorerError as error:
+        if error.code in LIBRARY_CALL_CODES:  # the strict path would only call it again
+            raise
+        return None
+    except (_Differs, ValueError):  # ValueError: a lone surrogate
         return None
     return index if not read(1) else None
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from hashlib import sha256
 from typing import Annotated, Final, Literal, NamedTuple, NotRequired
 
@@ -25,6 +26,7 @@ from ..limits import (
 )
 from ..models import Count, Hex64, LineNumber, NonEmpty, PlainText, VersionOne, strict_shape
 from ..sources.documents import DocumentRecord
+from ..sources.loading import DocumentStatus, LoadResult
 from .config import ChunkConfig, ConfigJson, grammar_for
 from .policies import DocumentPolicy, policy_for
 
@@ -142,13 +144,18 @@ _NO_SECTION = _Heading(0, "")
 
 
 def _placed(
-    text: str, config: ChunkConfig, given: Sequence[Span] | None
+    text: str,
+    config: ChunkConfig,
+    given: Sequence[Span] | None,
+    limits: Limits = DEFAULT_LIMITS,
+    name: str = "the document",
 ) -> Iterator[tuple[_Heading | GrammarSection, Span]]:
     """Each span with its section. A policy of ours cuts section by section; spans of a
     whole document (given, or a library's) each belong to the section their start lies
-    in, its heading line included (docs/contract.md §5c), or none before the first
-    heading. Only a policy of ours needs its grammar to admit the text (grammar v1: a
-    leading heading); whole-document spans never do."""
+    in, its heading line included (docs/contract.md §5c; a start before the first
+    section's heading belongs to the first section). Only a policy of ours needs its
+    grammar to admit the text (grammar v1: a leading heading); whole-document spans
+    never do."""
     grammar = grammar_for(config)
     spans = given
     if spans is None:
@@ -158,12 +165,12 @@ def _placed(
                 for span in policy.spans(text, section, config):
                     yield section, span
             return
-        spans = policy.document_spans(text, config)
+        spans = policy.document_spans(text, config, limits, name)
     sections = grammar.any_sections(text)
     heading_starts = [section.heading_start for section in sections]
     for span in spans:
         at = bisect_right(heading_starts, span[0]) - 1
-        yield (sections[at] if at >= 0 else _NO_SECTION), span
+        yield (sections[max(at, 0)] if sections else _NO_SECTION), span
 
 
 # The most characters, other than whitespace, one token of a tokenizer holds (cl100k's
@@ -217,7 +224,9 @@ def chunk_stream(
         _require_possible(source_id, text, config, limits)
     current: _Heading | GrammarSection | None = None
     sid, title, middle = "", "", b""
-    for order, (section, (start, end)) in enumerate(_placed(text, config, given)):
+    for order, (section, (start, end)) in enumerate(
+        _placed(text, config, given, limits, source_id)
+    ):
         if section is not current:
             current = section
             sid = section_id(revision, section.heading_start)
@@ -316,42 +325,83 @@ def index_id_tail(config: ChunkConfig, documents: list[DocumentRecord]) -> bytes
 MAX_NAMED = 5  # documents a column's note names before saying how many more
 
 
-def readable(
-    documents: Sequence[DocumentRecord], config: ChunkConfig, name: str
-) -> tuple[list[DocumentRecord], list[str]]:
+class Readable(NamedTuple):
+    """The documents a column cuts, what its column says of the others, and, when it can
+    cut none, the refusal that says why (naming the column)."""
+
+    documents: list[DocumentRecord]
+    notes: list[str]
+    refusal: ExplorerError | None = None
+
+    def required(self) -> list[DocumentRecord]:
+        """The documents, or the refusal where there are none (an index needs one)."""
+        if self.refusal is not None:
+            raise self.refusal
+        return self.documents
+
+
+def unreadable(document: DocumentRecord, config: ChunkConfig) -> ExplorerError | None:
+    """Why a column cut with `config` cannot cut `document`, if it cannot: a policy of
+    ours needs its grammar to admit the text (grammar v1: a leading heading); a
+    library's column and a chunk file's cut any text."""
+    if config.library is not None or config.chunk_file is not None:
+        return None
+    try:
+        grammar_for(config).admit(document["text"])
+    except ExplorerError as error:
+        return error
+    return None
+
+
+def admitted(load: LoadResult, config: ChunkConfig) -> LoadResult:
+    """`load` as one column that must cut every document sees it (the persistent
+    index): a document it cannot cut is a failure with the grammar's code."""
+    statuses: list[DocumentStatus] = []
+    documents: list[DocumentRecord] = []
+    loaded = iter(load.documents)  # the documents of the ok statuses, in their order
+    for status in load.statuses:
+        document = next(loaded) if status.ok else None
+        error = None if document is None else unreadable(document, config)
+        if error is not None:
+            status = replace(status, status=error.code, detail=error.detail)
+        elif document is not None:
+            documents.append(document)
+        statuses.append(status)
+    return LoadResult(tuple(statuses), tuple(documents))
+
+
+def readable(documents: Sequence[DocumentRecord], config: ChunkConfig, name: str) -> Readable:
     """The documents a column cuts, and what its column says of the others. A policy of
     ours cuts a text only if its grammar admits it (grammar v1: a leading heading); a
-    library's column and a chunk file's cut any text. A column that can cut none of the
-    documents is refused (the grammar's code, `heading_required`), naming the column."""
-    if config.library is not None or config.chunk_file is not None:
-        return list(documents), []
+    library's column and a chunk file's cut any text."""
     grammar = grammar_for(config)
     kept: list[DocumentRecord] = []
     left: list[str] = []
     refusal: ExplorerError | None = None
     for document in documents:
-        try:
-            grammar.admit(document["text"])
-        except ExplorerError as error:
+        error = unreadable(document, config)
+        if error is None:
+            kept.append(document)
+        else:
             left.append(document["source_id"])
             refusal = error
-            continue
-        kept.append(document)
     if refusal is None:
-        return kept, []
-    if not kept:
-        raise ExplorerError(
-            refusal.code,
-            f"the column {name!r} cuts under grammar {grammar.name}, which reads none of the "
-            f"documents: {refusal.detail}",
-        )
+        return Readable(kept, [])
     named = ", ".join(repr(source_id) for source_id in left[:MAX_NAMED])
     more = f" and {len(left) - MAX_NAMED} more" if len(left) > MAX_NAMED else ""
-    return kept, [
+    note = (
         f"{refusal.code.value}: grammar {grammar.name} cuts only a text that starts with a "
         f"heading, so this column leaves out {len(left)} of {len(documents)} documents "
         f"({named}{more}); the markdown grammar reads them"
-    ]
+    )
+    if kept:
+        return Readable(kept, [note])
+    none = ExplorerError(
+        refusal.code,
+        f"the column {name!r} cuts under grammar {grammar.name}, which reads none of the "
+        f"documents: {refusal.detail}",
+    )
+    return Readable([], [note], none)
 
 
 def build_index(

@@ -11,6 +11,9 @@ from collections.abc import Iterator, Sequence
 from functools import cached_property
 from typing import NamedTuple
 
+import numpy as np
+from numpy.typing import NDArray
+
 from ..errors import ErrorCode, ExplorerError
 from ..grammars.v1 import Span
 
@@ -104,21 +107,27 @@ class Document:
 
     @cached_property
     def _runs(self) -> _Runs:
-        return _Runs.of(self.text)
+        return _Runs(self.text)
 
     def locate(self, entry: Entry, origin: int) -> Placed:
-        """The chunk's first place from `origin` on: exactly, else ignoring whitespace.
-        Both are one linear search (`str.find`), so a chunk that is nowhere costs one
-        pass over the rest of the document, never a backtracking pattern."""
+        """The chunk's first place from `origin` on, where its text stands without its
+        whitespace: exactly if its whole text stands there, else loosely. One linear
+        search (`str.find` on the text without whitespace) that stops at that place, so
+        placing the chunks of a file in order scans the document about once; a chunk
+        that is nowhere costs one pass over the rest of it."""
         text = normalize_newlines(entry.text)
-        at = self.text.find(text, origin)
-        if at >= 0:
-            return Placed((at, at + len(text)))
         bare = "".join(_NON_BLANK.findall(text))
         if bare:
             span = self._runs.find(bare, origin)
             if span is not None:
+                at = span[0] - (len(text) - len(text.lstrip()))
+                if at >= origin and self.text.startswith(text, at):
+                    return Placed((at, at + len(text)))
                 return Placed(span, loose=True)
+        else:  # only whitespace: exactly or not at all
+            at = self.text.find(text, origin)
+            if at >= 0:
+                return Placed((at, at + len(text)))
         raise ExplorerError(
             ErrorCode.CHUNK_NOT_FOUND,
             f"{self.where(entry)} is not in the document from offset {origin} on, exactly "
@@ -129,24 +138,69 @@ class Document:
 _NON_BLANK = re.compile(r"\S+")
 
 
-class _Runs(NamedTuple):
+class _Grams:
+    """Which strings of up to `MAX_GRAM` characters a text holds, and the last place of
+    each (hashed, in numpy; a table per length, made when first asked): a search for a
+    string with a piece the text does not hold at or after the right place can answer
+    "nowhere" without a pass over the text. A hash collision only sends the search on to
+    `str.find`, so the answer is never wrong."""
+
+    def __init__(self, text: str) -> None:
+        self._codes = np.frombuffer(text.encode("utf-32-le"), np.uint32).astype(np.uint64)
+        self._tables: dict[int, tuple[NDArray[np.uint64], NDArray[np.int64]]] = {}
+
+    @staticmethod
+    def _hashes(codes: NDArray[np.uint64], size: int) -> NDArray[np.uint64]:
+        """The hash of each `size` characters of `codes` (wrapping 64-bit arithmetic)."""
+        count = len(codes) - size + 1
+        hashes = np.zeros(count, np.uint64)
+        for shift in range(size):
+            hashes *= _BASE
+            hashes += codes[shift : shift + count]
+        return hashes
+
+    def _table(self, size: int) -> tuple[NDArray[np.uint64], NDArray[np.int64]]:
+        """Each distinct hash of `size` characters, sorted, and the last place it stands."""
+        if size not in self._tables:
+            hashes = self._hashes(self._codes, size)
+            order = np.argsort(hashes, kind="stable")  # places rise within a hash
+            ordered = hashes[order]
+            last = np.flatnonzero(np.append(ordered[1:] != ordered[:-1], True))
+            self._tables[size] = ordered[last], order[last]
+        return self._tables[size]
+
+    def may_hold(self, piece: str, begin: int) -> bool:
+        """False when the text surely holds `piece` nowhere from `begin` on."""
+        size = min(len(piece), MAX_GRAM)
+        if len(self._codes) - begin < len(piece):
+            return False
+        known, last = self._table(size)
+        codes = np.frombuffer(piece.encode("utf-32-le"), np.uint32).astype(np.uint64)
+        wanted = self._hashes(codes, size)
+        at = np.minimum(np.searchsorted(known, wanted), len(known) - 1)
+        needed = begin + np.arange(len(wanted))  # a match from `begin` on puts each there
+        return bool(np.all((known[at] == wanted) & (last[at] >= needed)))
+
+
+MAX_GRAM = 8
+_BASE = np.uint64(0x9E3779B97F4A7C15)
+
+
+class _Runs:
     """A text without its whitespace (`bare`), and where each of its non-blank runs
-    starts in the text and in `bare` (a last entry past the end), to map back."""
+    starts in the text and in `bare` (a last entry past the end), to map back; once a
+    search has failed, the pieces `bare` holds, so that further failures cost no pass."""
 
-    bare: str
-    starts: array[int]  # one per run
-    offsets: array[int]  # one per run, then len(bare)
-
-    @classmethod
-    def of(cls, text: str) -> _Runs:
+    def __init__(self, text: str) -> None:
         runs = list(_NON_BLANK.finditer(text))
-        offsets = array("q", [0])
+        self.offsets = array("q", [0])  # one per run, then len(bare)
         total = 0
         for run in runs:
             total += run.end() - run.start()
-            offsets.append(total)
-        starts = array("q", (run.start() for run in runs))
-        return cls("".join(run.group() for run in runs), starts, offsets)
+            self.offsets.append(total)
+        self.starts = array("q", (run.start() for run in runs))  # one per run
+        self.bare = "".join(run.group() for run in runs)
+        self._grams: _Grams | None = None  # made at the first failure
 
     def _position(self, index: int) -> int:
         """Where `bare[index]` stands in the text."""
@@ -163,8 +217,12 @@ class _Runs(NamedTuple):
             length = self.offsets[run + 1] - self.offsets[run]
             inside = origin - self.starts[run]
             begin = self.offsets[run] + inside if inside < length else self.offsets[run + 1]
+        if self._grams is not None and not self._grams.may_hold(bare, begin):
+            return None
         at = self.bare.find(bare, begin)
         if at < 0:
+            if self._grams is None:  # a file with one chunk that is nowhere may have many
+                self._grams = _Grams(self.bare)
             return None
         return self._position(at), self._position(at + len(bare) - 1) + 1
 

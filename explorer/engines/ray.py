@@ -20,6 +20,7 @@ import importlib
 import logging
 import os
 import shutil
+import socket
 import tempfile
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -89,6 +90,8 @@ from ..sources.loading import (
 )
 from ..sources.manifest import Manifest, ManifestDocument
 
+# How long `--address` may take to accept a connection before it is refused.
+CONNECT_SECONDS = 5
 # Documents per task: enough work to outweigh a task's overhead, few enough that a lost
 # worker costs little and the results in flight stay small.
 SHARD_DOCUMENTS = 32
@@ -228,6 +231,8 @@ def start_ray(address: str | None) -> Any:
         ) from None
     if ray.is_initialized():
         return ray
+    if address is not None:
+        _require_reachable(address)
     try:
         ray.init(
             address=address or "local",  # "local": a new Ray, never one found running
@@ -241,6 +246,24 @@ def start_ray(address: str | None) -> Any:
             ErrorCode.ENGINE_UNAVAILABLE, f"cannot join the Ray cluster at {address!r}: {error}"
         ) from None
     return ray
+
+
+def _require_reachable(address: str) -> None:
+    """Refuse a `HOST:PORT` (or `ray://HOST:PORT`) that takes no TCP connection within
+    `CONNECT_SECONDS`: Ray itself keeps retrying such an address for minutes, printing
+    warnings. `auto` and other forms are left to Ray."""
+    host, colon, port = address.removeprefix("ray://").rpartition(":")
+    if not colon or not port.isdigit() or not host:
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), CONNECT_SECONDS).close()
+    except (OSError, ValueError, OverflowError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+        raise ExplorerError(
+            ErrorCode.ENGINE_UNAVAILABLE,
+            f"cannot join the Ray cluster at {address!r}: no connection within "
+            f"{CONNECT_SECONDS} s ({reason})",
+        ) from None
 
 
 @dataclass(frozen=True)

@@ -53,8 +53,8 @@ class Grammar(Protocol):
         ...
 
     def any_sections(self, text: str) -> Sequence[GrammarSection]:
-        """`sections` of any text (v1: none before the first heading), for placing the
-        chunks of a whole document, a library's or a chunk file's."""
+        """`sections` of any text (v1: text before the first heading is in none), for
+        placing the chunks of a whole document, a library's or a chunk file's."""
         ...
 
 

@@ -73,8 +73,8 @@ def sections(text: str) -> list[Section]:
 
 
 def headed_sections(text: str) -> list[Section]:
-    """Every section with a non-blank body, in document order, of any text: text before
-    the first heading is in none (where a library's or a chunk file's chunks may lie)."""
+    """Every section with a non-blank body, in document order, of any text (text before
+    the first heading is in none of them)."""
     headings = _headings(text)
     plain_lines = not any(character in text for character in _OTHER_BREAK_CHARACTERS)
     result = []

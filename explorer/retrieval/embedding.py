@@ -129,7 +129,8 @@ def batch_size(embedder: object) -> int:
 
 def embed_texts(embedder: Embedder, texts: list[str]) -> Vectors:
     """One call: unit-length float32 rows, one per text. An embedder that raises or
-    answers with the wrong shape or a non-finite number is `embedding_failed`."""
+    answers with the wrong shape, a non-finite number or an all-zero vector is
+    `embedding_failed`."""
     import numpy as np
 
     try:
@@ -153,8 +154,14 @@ def embed_texts(embedder: Embedder, texts: list[str]) -> Vectors:
         )
     if not np.isfinite(array).all():
         raise ExplorerError(ErrorCode.EMBEDDING_FAILED, "it returned a NaN or an infinity")
-    norms = np.linalg.norm(array, axis=1, keepdims=True)
-    unit: Vectors = np.divide(array, norms, out=np.zeros_like(array), where=norms > 0)
+    norms = np.linalg.norm(array.astype(np.float64), axis=1, keepdims=True)
+    if not (norms > 0).all():  # like NaN: a vector with no direction matches nothing
+        raise ExplorerError(
+            ErrorCode.EMBEDDING_FAILED,
+            f"it returned an all-zero vector (for text {int(np.argmin(norms)) + 1} of "
+            f"{len(texts)})",
+        )
+    unit: Vectors = (array / norms).astype(np.float32)
     return unit
 
 

@@ -77,6 +77,9 @@ class Summary(TypedDict):
 
 @strict_shape
 class PolicyEvaluation(TypedDict):
+    """One column's figures; a column that can cut none of the documents (grammar v1 and
+    no leading heading) retrieves nothing: `index_id` "", no chunks, its `notes` say why."""
+
     name: str
     config: ConfigJson
     index_id: str
@@ -221,8 +224,12 @@ def evaluate(
         built.append((chunk_file.name, placement.config, placement.spans))
     policies: list[PolicyEvaluation] = []
     for name, config, given in built:
-        documents, notes = readable(load.documents, config, name)
-        index = validate_index(build_index(documents, config, limits, given), limits)
+        cut = readable(load.documents, config, name)
+        if not cut.documents:  # its grammar reads none: measured as retrieving nothing
+            results = [question_result(question, []) for question in placed]
+            policies.append(policy_evaluation(name, config.as_json(), "", results, 0, 0, cut.notes))
+            continue
+        index = validate_index(build_index(cut.documents, config, limits, given), limits)
         chunks = index["chunks"]
         try:
             results = evaluate_chunks(chunks, placed, search, k, limits)
@@ -233,7 +240,7 @@ def evaluate(
         chars = sum(c["end"] - c["start"] for c in chunks)
         policies.append(
             policy_evaluation(
-                name, index["config"], index["index_id"], results, len(chunks), chars, notes
+                name, index["config"], index["index_id"], results, len(chunks), chars, cut.notes
             )
         )
     return evaluation_of(retriever_name, k, policies)
@@ -315,11 +322,14 @@ def size_sweep(
     ]
 
 
-def sweep_columns(spec: str, grammar: str = DEFAULT_GRAMMAR) -> list[tuple[str, ChunkConfig]]:
+def sweep_columns(
+    spec: str, grammar: str = DEFAULT_GRAMMAR, like: ChunkConfig | None = None
+) -> list[tuple[str, ChunkConfig]]:
     """`NAME:FROM:TO:STEP` (TO included): one column per size of a sized policy, ours
     under `grammar` or a library's at its default parameters, each named `NAME@SIZE`;
     in tokens when the three numbers end in `t` (`heading-aware:64t:512t:64t`, named
-    `NAME@SIZEt`)."""
+    `NAME@SIZEt`). `like`, a column of policy NAME, is cut at each size instead: its
+    grammar, overlap and a library's parameters kept."""
     parts = spec.split(":")
     numbers = parts[1:]
     tokens = len(numbers) == 3 and all(n.endswith("t") for n in numbers)
@@ -346,14 +356,23 @@ def sweep_columns(spec: str, grammar: str = DEFAULT_GRAMMAR) -> list[tuple[str, 
             f"--sweep {spec!r}: FROM from 1, TO at least FROM, STEP from 1, and at most "
             f"{MAX_SWEEP_SIZES} sizes",
         )
-    base = make_config(name, grammar=grammar if name in POLICIES else DEFAULT_GRAMMAR)
+    if like is not None and like.strategy != name:
+        raise ExplorerError(
+            ErrorCode.USAGE,
+            f"--sweep {name[:80]} with --policy {like.strategy}: the one --policy given with "
+            "--sweep is the column it sweeps, of its policy; give --sweep or other --policy "
+            "columns, not both",
+        )
+    base = like or make_config(name, grammar=grammar if name in POLICIES else DEFAULT_GRAMMAR)
     return size_sweep(name, base, range(low, high + 1, step), tokens)
 
 
 def curve(evaluation: Evaluation) -> str:
-    """One line per policy (or size): the summary as a fixed-width table."""
+    """One line per policy (or size): the summary as a fixed-width table, its first
+    column as wide as the longest name."""
     names = ("size", "chunks", "mean", "recall", "prec.", "IoU", "hit")
-    head = "policy".ljust(22) + "".join(name.rjust(8) for name in names)
+    width = max([22, *(len(policy["name"]) + 2 for policy in evaluation["policies"])])
+    head = "policy".ljust(width) + "".join(name.rjust(8) for name in names)
     lines = [head]
     for policy in evaluation["policies"]:
         s = policy["summary"]
@@ -361,7 +380,8 @@ def curve(evaluation: Evaluation) -> str:
         tokens = config.get("max_tokens")
         size_text = f"{tokens}t" if tokens is not None else str(config.get("max_chars") or "-")
         lines.append(
-            f"{policy['name']:<22}{size_text:>8}{s['chunk_count']:>8}{s['mean_chunk_chars']:>8.0f}"
+            f"{policy['name']:<{width}}{size_text:>8}{s['chunk_count']:>8}"
+            f"{s['mean_chunk_chars']:>8.0f}"
             f"{s['recall']:>8.3f}{s['precision']:>8.3f}{s['iou']:>8.3f}{s['hit']:>8.3f}"
         )
     return "\n".join(lines) + "\n"

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 DEFAULT_VECTOR_CACHE = Path(".explorer") / "vectors.db"
 NO_CACHE = "none"
 BUSY_SECONDS = 30.0
-_SQL_PARAMETERS = 500  # per IN (…) list: well under SQLite's limit
+SQL_PARAMETERS = 500  # per IN (…) list: well under SQLite's limit
 VECTORS_TABLE = (
     "CREATE TABLE IF NOT EXISTS vectors (rowid INTEGER PRIMARY KEY, embedder TEXT NOT NULL, "
     "text_sha256 TEXT NOT NULL, vector BLOB NOT NULL, UNIQUE (embedder, text_sha256))"
@@ -49,7 +49,7 @@ def transaction(db: sqlite3.Connection) -> Iterator[None]:
         raise
 
 
-def _slices(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
+def slices(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
     for begin in range(0, len(items), size):
         yield items[begin : begin + size]
 
@@ -57,7 +57,7 @@ def _slices(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
 def cached(db: sqlite3.Connection, embedder: str, digests: Sequence[str]) -> set[str]:
     """Which of `digests` have a vector from `embedder`."""
     found: set[str] = set()
-    for part in _slices(digests, _SQL_PARAMETERS):
+    for part in slices(digests, SQL_PARAMETERS):
         marks = ",".join("?" * len(part))
         found.update(
             row[0]
@@ -74,21 +74,23 @@ def embed_missing(
     embedder: Embedder,
     texts: Mapping[str, str],
     on_batch: Callable[[int], None] = lambda done: None,
+    shown_before: int = 0,
 ) -> int:
     """Embed the `texts` (by SHA-256) the cache lacks, batch by batch, each batch
     committed; how many were computed. `embedding_failed` (saying how far it got) if the
-    embedder raises or misanswers."""
+    embedder raises or misanswers. `shown_before` cached vectors are counted as computed
+    in what it says (the store's view for a tenant that did not bring them)."""
     have = cached(db, embedder.name, list(texts))
     missing = [digest for digest in texts if digest not in have]
-    done = 0
-    for part in _slices(missing, batch_size(embedder)):
+    done = shown_before
+    for part in slices(missing, batch_size(embedder)):
         try:
             vectors = embed_texts(embedder, [texts[digest] for digest in part])
         except ExplorerError as error:
             raise ExplorerError(
                 ErrorCode.EMBEDDING_FAILED,
-                f"the embedder {embedder.name!r} failed after {done} of {len(missing)} new "
-                f"vectors ({len(texts)} texts): {error.detail}",
+                f"the embedder {embedder.name!r} failed after {done} of "
+                f"{len(missing) + shown_before} new vectors ({len(texts)} texts): {error.detail}",
             ) from None
         with transaction(db):
             db.executemany(
@@ -103,7 +105,7 @@ def embed_missing(
 def _vectors_of(db: sqlite3.Connection, embedder: Embedder, digests: Sequence[str]) -> Vectors:
     """The cached vectors of `digests`, one row each, in their order."""
     found: dict[str, bytes] = {}
-    for part in _slices(list(dict.fromkeys(digests)), _SQL_PARAMETERS):
+    for part in slices(list(dict.fromkeys(digests)), SQL_PARAMETERS):
         marks = ",".join("?" * len(part))
         found.update(
             db.execute(
@@ -152,6 +154,10 @@ class VectorCache:
 
     @staticmethod
     def _ready(db: sqlite3.Connection) -> sqlite3.Connection:
+        # A cache: a batch lost to a power cut is computed again, so commits need not
+        # wait for the disk (WAL, synchronous NORMAL: one batch commit costs no fsync).
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
         db.execute(VECTORS_TABLE)
         columns = {row[1] for row in db.execute("PRAGMA table_info(vectors)")}
         if not {"embedder", "text_sha256", "vector"} <= columns:

@@ -24,7 +24,17 @@ from ..sources.manifest import DEFAULT_SCOPE as DEFAULT_TENANT
 from .apply import Checkpoint, RunSummary
 from .handle import Store
 from .plan import Outcome, Plan, plan_run
-from .queries import MAX_K, MAX_QUERY_TERMS, Failure, Hit, Receipt, RunRow, RunState, SearchMode
+from .queries import (
+    MAX_K,
+    MAX_QUERY_TERMS,
+    Failure,
+    Hit,
+    Receipt,
+    RunRow,
+    RunState,
+    SearchMode,
+    ServedDocument,
+)
 
 DEFAULT_DB = Path(".explorer") / "index.db"
 
@@ -43,6 +53,7 @@ __all__ = [
     "RunState",
     "RunSummary",
     "SearchMode",
+    "ServedDocument",
     "Store",
     "plan_run",
 ]

@@ -205,7 +205,8 @@ def _write(
             checkpoint("embedded-batch")
 
         try:
-            embedded = embed_chunks(db, embedder, chunks, on_batch)
+            seen_by = tenant if plan.private else None
+            embedded = embed_chunks(db, embedder, chunks, on_batch, seen_by, version_id)
         except ExplorerError as error:
             if error.code is not ErrorCode.EMBEDDING_FAILED:
                 raise

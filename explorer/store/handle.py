@@ -6,10 +6,12 @@ from __future__ import annotations
 import functools
 import sqlite3
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
 
 from ..chunking.config import ChunkConfig
+from ..chunking.index import admitted
 from ..digests import digest
 from ..retrieval.embedding import Embedder
 from ..sources.loading import LoadResult
@@ -18,7 +20,7 @@ from . import queries
 from .apply import Checkpoint, RunSummary, apply_plan, no_checkpoint
 from .lock import RUN_WAIT_SECONDS, run_in_progress, run_lock
 from .plan import StatusRow, check_scope, plan_run
-from .queries import Failure, Hit, Receipt, RunRow, SearchMode
+from .queries import Failure, Hit, Receipt, RunRow, SearchMode, ServedDocument
 from .schema import connect, storage_error
 
 P = ParamSpec("P")
@@ -44,9 +46,10 @@ class Store:
     """The index file. Use as a context manager: plan -> apply for a run, queries to read."""
 
     @_translated
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, create: bool = True) -> None:
+        """`create`: make the index if the file is missing or empty; else refuse it."""
         self.path = path
-        self._db = connect(path)
+        self._db = connect(path, create)
 
     def __enter__(self) -> Store:
         return self
@@ -75,9 +78,15 @@ class Store:
         `tenants` (None: any) and `allow_deletions` bound what the run may change."""
         with run_lock(self.path, wait_seconds, on_wait):
             served = queries.served_versions(self._db)
+            if tenants is not None:  # another tenant's documents answer as unknown ones
+                served = {key: now for key, now in served.items() if key[0] in tenants}
             name = embedder.name if embedder is not None else None
-            plan = plan_run(manifest, load, digest(config.as_json()), served, name)
+            # a document the config's grammar cannot cut fails, and its old version stays
+            plan = plan_run(
+                manifest, admitted(load, config), digest(config.as_json()), served, name
+            )
             check_scope(plan, tenants, allow_deletions)
+            plan = replace(plan, private=tenants is not None)
             return apply_plan(self._db, plan, config, embedder, checkpoint)
 
     @_translated
@@ -105,6 +114,11 @@ class Store:
     @_translated
     def receipts(self) -> list[Receipt]:
         return queries.receipts(self._db)
+
+    @_translated
+    def documents(self, tenant: str) -> list[ServedDocument]:
+        """What the index serves to `tenant`: each document's active version."""
+        return queries.served_documents(self._db, tenant)
 
     @_translated
     def tenants(self) -> list[str]:

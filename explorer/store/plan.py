@@ -71,6 +71,9 @@ class Plan:
     steps: tuple[Step, ...]
     statuses: tuple[StatusRow, ...]  # every manifest entry's load status, for the run log
     failed: int
+    # Run for a visitor limited to some tenants: vectors are counted as the tenant sees
+    # them (explorer/store/embed.py), never telling what another tenant holds.
+    private: bool = False
 
     def count(self, outcome: Outcome) -> int:
         return sum(step.outcome is outcome for step in self.steps)

@@ -16,7 +16,7 @@ from ..chunking.index import page_label
 from ..digests import sha
 from ..errors import ErrorCode, ExplorerError
 from ..models import strict_shape
-from ..retrieval.embedding import Embedder, embed_texts, from_blobs
+from ..retrieval.embedding import Embedder, blob_bytes, embed_texts, from_blobs
 from ..retrieval.retrievers import FUSION_DEPTH, fused
 from ..sources.loading import OK
 from .plan import CODE_TEXT, Key, Served, StatusRow
@@ -278,6 +278,15 @@ def _nearest(
     ).fetchall()
     if not rows:
         return []
+    size = blob_bytes(embedder.dimensions)
+    other = next((len(blob) for _, blob in rows if len(blob) != size), None)
+    if other is not None:  # one name, two models: their vectors cannot be compared
+        raise ExplorerError(
+            ErrorCode.INVALID_EMBEDDER,
+            f"embedder {embedder.name!r} gives {embedder.dimensions} dimensions, but this "
+            f"tenant's chunks hold vectors of {other // 4} under that name: an embedder "
+            "with other dimensions needs a name of its own (then ingest again)",
+        )
     matrix = from_blobs([blob for _, blob in rows], embedder.dimensions)
     scores = matrix @ query
     count = min(limit, len(rows))
@@ -352,6 +361,44 @@ def _remember(db: sqlite3.Connection, tenant: str, key: str, k: int, hits: list[
         pass  # the finally of `search` rolls back
     finally:
         db.execute(f"PRAGMA busy_timeout = {int(BUSY_SECONDS * 1000)}")
+
+
+@strict_shape
+@dataclass(frozen=True)
+class ServedDocument:
+    """A document the index serves to a tenant: its active version, and the run that
+    made that version active."""
+
+    source_id: str
+    version: str
+    revision: Annotated[str, Field(description="the served text's document_revision")]
+    chunk_count: int
+    embedder: Annotated[str | None, Field(description="what embedded its chunks, or null")]
+    run_id: Annotated[int, Field(description="the run that made this version active")]
+
+    def cells(self) -> dict[str, str]:
+        """The document as the CLI's table and the app's show it."""
+        return {
+            "Source": self.source_id,
+            "Version": self.version,
+            "Revision": self.revision[:12],
+            "Chunks": str(self.chunk_count),
+            "Embedder": self.embedder or "none",
+            "Run": str(self.run_id),
+        }
+
+
+def served_documents(db: sqlite3.Connection, tenant: str) -> list[ServedDocument]:
+    """What the index serves to `tenant`, by source_id."""
+    return [
+        ServedDocument(*row)
+        for row in db.execute(
+            "SELECT d.source_id, v.version, v.document_revision, v.chunk_count, v.embedder, "
+            "v.run_id FROM documents d JOIN versions v ON v.version_id = d.active_version "
+            "WHERE d.tenant = ? ORDER BY d.source_id",
+            (tenant,),
+        )
+    ]
 
 
 def served_versions(db: sqlite3.Connection) -> dict[Key, Served]:

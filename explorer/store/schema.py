@@ -135,9 +135,13 @@ def storage_error(error: sqlite3.Error, path: Path) -> ExplorerError:
     )
 
 
-def connect(path: Path) -> sqlite3.Connection:
-    """The index at `path`, created if the file is new or empty; any other file is refused
-    untouched (`invalid_store`). Raises `sqlite3.Error` for SQLite's own failures."""
+def connect(path: Path, create: bool = True) -> sqlite3.Connection:
+    """The index at `path`, created if the file is new or empty (unless not `create`:
+    then a missing or empty file is `io_error`, and nothing is written); any other file
+    is refused untouched (`invalid_store`). Raises `sqlite3.Error` for SQLite's own
+    failures."""
+    if not create and (not path.is_file() or path.stat().st_size == 0):
+        raise ExplorerError(ErrorCode.IO_ERROR, f"no index at {str(path)!r}: run ingest first")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(path, isolation_level=None, timeout=BUSY_SECONDS)

@@ -1,5 +1,6 @@
-"""What `ingest`, `search` and `history` print with `--json`: one JSON document each,
-its JSON Schema in `schemas/` (`store-ingest`, `store-search`, `store-history`). Each is
+"""What `ingest`, `search`, `history` and `documents` print with `--json`: one JSON
+document each, its JSON Schema in `schemas/` (`store-ingest`, `store-search`,
+`store-history`, `store-documents`). Each is
 made of the store's own typed rows, so a shape is declared once, where it is read."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from typing import Literal
 from ..models import StrictModel
 from .apply import RunSummary
 from .plan import StatusRow
-from .queries import Failure, Hit, Receipt, RunRow, SearchMode
+from .queries import Failure, Hit, Receipt, RunRow, SearchMode, ServedDocument
 
 
 class _IngestKind(StrictModel):
@@ -40,6 +41,12 @@ class HistoryOutput(StrictModel):
     receipts: list[Receipt]
 
 
+class DocumentsOutput(StrictModel):
+    kind: Literal["explorer/documents"] = "explorer/documents"
+    tenant: str
+    documents: list[ServedDocument]
+
+
 def ingest_output(summary: RunSummary, statuses: list[StatusRow]) -> IngestOutput:
     return IngestOutput(**dict(summary), documents=statuses)
 
@@ -54,3 +61,7 @@ def history_output(
     runs: list[RunRow], failures: list[Failure], receipts: list[Receipt]
 ) -> HistoryOutput:
     return HistoryOutput(runs=runs, failures=failures, receipts=receipts)
+
+
+def documents_output(tenant: str, documents: list[ServedDocument]) -> DocumentsOutput:
+    return DocumentsOutput(tenant=tenant, documents=documents)

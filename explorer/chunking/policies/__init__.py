@@ -6,13 +6,14 @@ from collections.abc import Mapping
 
 from ...errors import ErrorCode, ExplorerError
 from ...grammars import GRAMMARS
+from ...limits import DEFAULT_LIMITS, Limits
 from ...models import validated
 from ..config import DEFAULT_GRAMMAR, ChunkConfig, ParameterValue
 from ..tokens import TOKENIZER
 from .base import DocumentPolicy, Policy
 from .fixed_char import FixedChar
 from .heading_aware import HeadingAware
-from .libraries import LIBRARIES, LibraryPolicy
+from .libraries import LIBRARIES, LIBRARY_CALL_CODES, LibraryPolicy
 from .paragraph import Paragraph
 
 # In the order reports and the app show them: every comparison's columns by default.
@@ -35,6 +36,14 @@ def policy_for(config: ChunkConfig) -> Policy | DocumentPolicy:
             "an imported column's chunks come from its chunk file, not from its config",
         )
     return LIBRARY_POLICIES.get(config.strategy) or POLICIES[config.strategy]
+
+
+def require_stoppable(config: ChunkConfig, limits: Limits = DEFAULT_LIMITS) -> None:
+    """Refuse a live column whose parameters would run a regular expression where no
+    deadline can stop it (`LibraryPolicy.require_stoppable`); any other column passes."""
+    library = LIBRARY_POLICIES.get(config.strategy)
+    if library is not None:
+        library.require_stoppable(config, limits)
 
 
 def _check_chunk_file(config: ChunkConfig) -> None:
@@ -121,6 +130,7 @@ def make_config(
 
 __all__ = [
     "CHUNK_FILE_STRATEGY",
+    "LIBRARY_CALL_CODES",
     "LIBRARY_POLICIES",
     "POLICIES",
     "DocumentPolicy",
@@ -129,4 +139,5 @@ __all__ = [
     "make_config",
     "parse_config",
     "policy_for",
+    "require_stoppable",
 ]

@@ -7,6 +7,7 @@ from typing import Protocol, runtime_checkable
 
 from ...grammars import GrammarSection
 from ...grammars.v1 import Span
+from ...limits import Limits
 from ..config import ChunkConfig
 
 
@@ -40,6 +41,9 @@ class DocumentPolicy(Protocol):
     @property
     def default_max_chars(self) -> int | None: ...
 
-    def document_spans(self, text: str, config: ChunkConfig) -> list[Span]:
-        """The document's chunks in order, as `(start, end)` of `text`."""
+    def document_spans(
+        self, text: str, config: ChunkConfig, limits: Limits = ..., name: str = ...
+    ) -> list[Span]:
+        """The document's chunks in order, as `(start, end)` of `text` (the document
+        `name`), within `limits`."""
         ...

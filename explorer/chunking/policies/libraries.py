@@ -7,22 +7,41 @@ rebuild (`validate`) calls the same library and refuses when the installed versi
 differs. Sizes in tokens count cl100k_base offline (explorer/tokens.py); nothing is
 downloaded. Offsets come from the library where it gives them, else chunks are located
 in order (explorer/locate.py).
+
+A library is called on input someone else chose (a link, an upload, a file), so every
+call is bounded (`Limits.library_seconds`): on the command line it runs in a child
+process killed past the limit (`library_timeout`); in the app it runs in the server's
+process, where nothing can stop a regular expression that holds the GIL, so a parameter
+that makes the library run one is refused there (`unsafe_parameter`). Whatever the
+library raises ends as `library_failed`, naming the column, never as a traceback.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
-from typing import Any, ClassVar, Literal, cast
+from functools import cache
+from itertools import accumulate
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ...errors import ErrorCode, ExplorerError
 from ...grammars.v1 import Span
+from ...limits import DEFAULT_LIMITS, MAX_LIBRARY_SECONDS, Limits
 from ...models import describe
-from ..config import ChunkConfig, ParameterValue
+from ..config import MAX_CHARS_LIMIT, ChunkConfig, ParameterValue
+from ..deadline import Failed, call_within, describe_failure
 from ..locate import locate_pieces
 from ..tokens import count_tokens, encoding
 
+if TYPE_CHECKING:
+    import tiktoken
+
+# How a library's call ends when it does not answer: the codes of this module alone.
+LIBRARY_CALL_CODES = frozenset(
+    {ErrorCode.UNSAFE_PARAMETER, ErrorCode.LIBRARY_TIMEOUT, ErrorCode.LIBRARY_FAILED}
+)
 # A library's chunks: each one's text, and its start where the library gives one.
 Pieces = list[tuple[str, int | None]]
 
@@ -31,10 +50,22 @@ def _unsupported(detail: str) -> ExplorerError:
     return ExplorerError(ErrorCode.UNSUPPORTED_CHUNK_CONFIG, detail)
 
 
+# A list a parameter holds, and each string in it, are bounded: a link's or an upload's
+# parameters are someone else's, and the libraries loop over them for every line or piece.
+MAX_PARAMETER_ITEMS = 100
+MAX_PARAMETER_CHARS = 100
+_Text = Annotated[str, Field(max_length=MAX_PARAMETER_CHARS)]
+
+
 class Parameters(BaseModel):
     """A library's keywords besides size and overlap, each with the library's default."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
+
+    def regex(self) -> str | None:
+        """The parameter that makes the library run a regular expression it is given
+        (unbounded time: backtracking), if one does."""
+        return None
 
 
 class _Size:
@@ -51,6 +82,7 @@ class LibraryPolicy:
 
     name: ClassVar[str]
     distribution: ClassVar[str]
+    modules: ClassVar[tuple[str, ...]]  # what a call imports: loaded before a child forks
     parameters: ClassVar[type[Parameters]]
     takes_overlap: ClassVar[bool] = True
     default_max_chars: int | None = 500
@@ -110,10 +142,69 @@ class LibraryPolicy:
         if config.grammar is not None:
             raise _unsupported(f"{self.name} cuts whole documents; it takes no grammar")
 
-    def document_spans(self, text: str, config: ChunkConfig) -> list[Span]:
+    def require_stoppable(self, config: ChunkConfig, limits: Limits = DEFAULT_LIMITS) -> None:
+        """Refuse a parameter that runs a regular expression where no deadline can stop
+        it: without `limits.library_seconds` (the app: links, uploads, the sidebar)."""
         assert config.library is not None  # `check` ran when the config was parsed
+        regex = self.parameters.model_validate(config.library.parameters).regex()
+        if regex is not None and limits.library_seconds is None:
+            raise ExplorerError(
+                ErrorCode.UNSAFE_PARAMETER,
+                f"{config.label()}: {regex} makes the library run regular expressions, "
+                "which can take unbounded time, so they run only under a time limit: the "
+                "--library-seconds of compare, index, chunk-map, evaluate and validate",
+            )
+
+    def document_spans(
+        self,
+        text: str,
+        config: ChunkConfig,
+        limits: Limits = DEFAULT_LIMITS,
+        name: str = "the document",
+    ) -> list[Span]:
+        """The library's chunks of `text` (the document `name`), within `limits`."""
+        self.require_stoppable(config, limits)
+        assert config.library is not None
         parameters = self.parameters.model_validate(config.library.parameters)
-        return locate_pieces(text, self.pieces(text, _Size(config), parameters))
+        size = _Size(config)
+        seconds = limits.library_seconds
+        try:
+            if seconds is None:
+                return self.spans(text, size, parameters, name)
+            self.load(size)  # once here, not in every child
+            return call_within(
+                seconds,
+                lambda: ExplorerError(
+                    ErrorCode.LIBRARY_TIMEOUT,
+                    f"{config.label()} did not finish {name!r} within {seconds:,} s, the "
+                    f"limit; raise it with --library-seconds N (at most "
+                    f"{MAX_LIBRARY_SECONDS:,}) or give the library other parameters",
+                ),
+                self.spans,
+                text,
+                size,
+                parameters,
+                name,
+            )
+        except ExplorerError:
+            raise
+        except Exception as error:  # whatever the library raised (`Failed`: in the child)
+            detail = str(error) if isinstance(error, Failed) else describe_failure(error)
+            raise ExplorerError(
+                ErrorCode.LIBRARY_FAILED, f"{config.label()} failed on {name!r}: {detail}"
+            ) from None
+
+    def load(self, size: _Size) -> None:
+        """Import what a call needs and load its tokenizer, so that a child forked
+        afterwards starts with them."""
+        for module in self.modules:
+            importlib.import_module(module)
+        if size.tokens:
+            encoding()
+
+    def spans(self, text: str, size: _Size, parameters: Any, name: str) -> list[Span]:
+        """The library's chunks as spans of `text`: at its offsets, else located."""
+        return locate_pieces(text, self.pieces(text, size, parameters), name)
 
     def pieces(self, text: str, size: _Size, parameters: Any) -> Pieces:
         """What the library returns for `text`."""
@@ -123,10 +214,18 @@ class LibraryPolicy:
 class _Recursive(Parameters):
     """`RecursiveCharacterTextSplitter`'s keywords."""
 
-    separators: list[str] = ["\n\n", "\n", " ", ""]
+    separators: Annotated[list[_Text], Field(max_length=MAX_PARAMETER_ITEMS)] = [
+        "\n\n",
+        "\n",
+        " ",
+        "",
+    ]
     keep_separator: bool | Literal["start", "end"] = True
     is_separator_regex: bool = False
     strip_whitespace: bool = True
+
+    def regex(self) -> str | None:
+        return "is_separator_regex=true" if self.is_separator_regex else None
 
 
 def _recursive_splitter(size: _Size, parameters: _Recursive) -> Any:
@@ -156,6 +255,7 @@ class LangChainRecursive(LibraryPolicy):
 
     name = "langchain-recursive"
     distribution = "langchain-text-splitters"
+    modules = ("langchain_text_splitters",)
     parameters = _Recursive
 
     def pieces(self, text: str, size: _Size, parameters: Any) -> Pieces:
@@ -172,7 +272,10 @@ def _start_index(metadata: dict[str, Any]) -> int | None:
 class _Markdown(_Recursive):
     """`MarkdownHeaderTextSplitter`'s keywords, then the recursive splitter's."""
 
-    headers_to_split_on: list[list[str]] = [
+    headers_to_split_on: Annotated[
+        list[Annotated[list[_Text], Field(max_length=MAX_PARAMETER_ITEMS)]],
+        Field(max_length=MAX_PARAMETER_ITEMS),
+    ] = [
         ["#", "Header 1"],
         ["##", "Header 2"],
         ["###", "Header 3"],
@@ -188,6 +291,7 @@ class LangChainMarkdown(LibraryPolicy):
 
     name = "langchain-markdown"
     distribution = "langchain-text-splitters"
+    modules = ("langchain_text_splitters",)
     parameters = _Markdown
 
     def pieces(self, text: str, size: _Size, parameters: Any) -> Pieces:
@@ -205,19 +309,43 @@ class LangChainMarkdown(LibraryPolicy):
 
 class _ChonkieRecursive(Parameters):
     rules: Literal["default"] = "default"
-    min_characters_per_chunk: int = 24
+    min_characters_per_chunk: Annotated[int, Field(ge=1, le=MAX_CHARS_LIMIT)] = 24
+
+
+@cache
+def _ordinary_encoding() -> tiktoken.Encoding:
+    """cl100k_base without its special tokens, for Chonkie, which calls `encode`: text
+    such as `<|endoftext|>` is then plain text, as our counts read it (`encode_ordinary`),
+    not a refusal."""
+    import tiktoken
+
+    base = encoding()
+    return tiktoken.Encoding(
+        name=f"{base.name}_ordinary",
+        pat_str=base._pat_str,
+        mergeable_ranks=base._mergeable_ranks,
+        special_tokens={},
+    )
 
 
 def _chonkie_tokenizer(size: _Size) -> Any:
     """Chonkie counts characters, or offline cl100k_base tokens; never a download."""
-    return encoding() if size.tokens else "character"
+    return _ordinary_encoding() if size.tokens else "character"
 
 
-class ChonkieRecursive(LibraryPolicy):
+class _Chonkie(LibraryPolicy):
+    distribution = "chonkie"
+    modules = ("chonkie",)
+
+    def load(self, size: _Size) -> None:
+        super().load(size)
+        _chonkie_tokenizer(size)
+
+
+class ChonkieRecursive(_Chonkie):
     """Chonkie's `RecursiveChunker` with its default rules."""
 
     name = "chonkie-recursive"
-    distribution = "chonkie"
     parameters = _ChonkieRecursive
     takes_overlap = False
 
@@ -232,11 +360,14 @@ class ChonkieRecursive(LibraryPolicy):
         return [(c.text, c.start_index) for c in chunker.chunk(text)]
 
 
-class ChonkieToken(LibraryPolicy):
-    """Chonkie's `TokenChunker`: windows of the size, in characters or tokens."""
+class ChonkieToken(_Chonkie):
+    """Chonkie's `TokenChunker`: windows of the size, in characters or tokens.
+
+    In tokens, its chunk texts are decoded token windows, which hold U+FFFD where a
+    window's edge splits a character: they are not the document's text, so they are
+    placed by their tokens instead (`_token_spans`)."""
 
     name = "chonkie-token"
-    distribution = "chonkie"
     parameters = Parameters
 
     def pieces(self, text: str, size: _Size, parameters: Any) -> Pieces:
@@ -247,12 +378,62 @@ class ChonkieToken(LibraryPolicy):
         )
         return [(c.text, c.start_index) for c in chunker.chunk(text)]
 
+    def spans(self, text: str, size: _Size, parameters: Any, name: str) -> list[Span]:
+        if not size.tokens:
+            return super().spans(text, size, parameters, name)
+        from chonkie import TokenChunker
+
+        chunker = TokenChunker(
+            tokenizer=_chonkie_tokenizer(size), chunk_size=size.size, chunk_overlap=size.overlap
+        )
+        counts = [c.token_count for c in chunker.chunk(text)]
+        return _token_spans(text, _ordinary_encoding(), size.size - size.overlap, counts)
+
+
+def _token_spans(
+    text: str, encoding: tiktoken.Encoding, step: int, counts: list[int]
+) -> list[Span]:
+    """Token windows as spans of `text`: window n holds `counts[n]` tokens from token
+    `n * step` on (as `TokenChunker` cuts them). A window's edge inside a character
+    widens it to the whole character; a window inside one character (a size of one
+    token on an emoji) gives that character once."""
+    data = text.encode("utf-8")
+    tokens = encoding.encode(text)
+    bounds = [0, *accumulate(map(len, encoding.decode_tokens_bytes(tokens)))]
+
+    def back(offset: int) -> int:  # to the start of the character holding byte `offset`
+        while offset < len(data) and 0x80 <= data[offset] < 0xC0:
+            offset -= 1
+        return offset
+
+    def ahead(offset: int) -> int:  # to the end of the character before byte `offset`
+        while offset < len(data) and 0x80 <= data[offset] < 0xC0:
+            offset += 1
+        return offset
+
+    byte_spans = [
+        (back(bounds[n * step]), ahead(bounds[n * step + count])) for n, count in enumerate(counts)
+    ]
+    # Byte offsets to code points, in one pass over the sorted offsets.
+    chars: dict[int, int] = {}
+    previous = at = 0
+    for offset in sorted({offset for span in byte_spans for offset in span}):
+        at += len(data[previous:offset].decode("utf-8"))
+        chars[offset], previous = at, offset
+    spans: list[Span] = []
+    for start, end in byte_spans:
+        span = (chars[start], chars[end])
+        if not spans or span != spans[-1]:
+            spans.append(span)
+    return spans
+
 
 class Semchunk(LibraryPolicy):
     """semchunk's `chunk`, with its offsets; counting characters or offline tokens."""
 
     name = "semchunk"
     distribution = "semchunk"
+    modules = ("semchunk.semchunk",)
     parameters = Parameters
 
     def pieces(self, text: str, size: _Size, parameters: Any) -> Pieces:
@@ -278,4 +459,4 @@ LIBRARIES: Sequence[LibraryPolicy] = (
     Semchunk(),
 )
 
-__all__ = ["LIBRARIES", "LibraryPolicy", "Parameters"]
+__all__ = ["LIBRARIES", "LIBRARY_CALL_CODES", "LibraryPolicy", "Parameters"]
