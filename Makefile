@@ -48,6 +48,7 @@ schemas: $(DEV_STAMP)
 
 bench: $(DEV_STAMP)
 	PYTHONPATH=. $(BIN)/python scripts/bench.py
+	PYTHONPATH=. $(BIN)/python scripts/bench_convert.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
@@ -58,6 +59,9 @@ screenshot: $(DEV_STAMP) chromium
 	PYTHONPATH=. $(BIN)/python scripts/screenshot.py docs/screenshot-tokens.png \
 	  "?grammar=markdown&columns=fixed-char:64t,16;heading-aware:64t,16" 1680 --full \
 	  --clip 370,820,1310,1080 --upload ../shared/corpora/markdown-docs/fastapi/docs/en/docs/tutorial/debugging.md
+	@dir=$$(mktemp -d) && PYTHONPATH=. $(BIN)/python scripts/make_documents.py $$dir && \
+	  PYTHONPATH=. $(BIN)/python scripts/screenshot.py docs/screenshot-pdf.png "?grammar=markdown" \
+	  1680 --full --clip 370,900,1250,1120 --upload $$dir/guide.pdf; status=$$?; rm -rf $$dir; exit $$status
 
 bench-app: $(DEV_STAMP)
 	PYTHONPATH=. $(BIN)/python scripts/bench_app.py

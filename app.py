@@ -193,7 +193,8 @@ def choose_source(
         return sha(data.decode()), _loader(manifest, reader), manifest, {}
     if source == SOURCES[1]:
         uploads = sidebar.file_uploader(
-            "manifest.json with its files, one .zip, or plain .md / .txt files",
+            "manifest.json with its files, one .zip, or plain .md / .txt / .pdf / .docx / "
+            ".html files",
             accept_multiple_files=True,
             key="upload",
             help=f"Each document may hold up to {DEFAULT_MAX_DOCUMENT_BYTES // 2**20} MiB here "
@@ -202,7 +203,8 @@ def choose_source(
         if not uploads:
             st.info(
                 "Upload a manifest and the files it lists (or one .zip) in the sidebar, or "
-                "just .md / .txt files: a manifest is then built for them. Every file is "
+                "just .md / .txt / .pdf / .docx / .html files: a manifest is then built for them "
+                "(PDF, Word and HTML converted to Markdown). Every file is "
                 "checked against its SHA-256 before it is read."
             )
             return None

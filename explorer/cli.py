@@ -43,6 +43,7 @@ from .limits import (
     DEFAULT_LIMITS,
     MAX_CHUNKS_LIMIT,
     MAX_LIBRARY_SECONDS,
+    MAX_PAGES_LIMIT,
     MAX_SCORES_HELD_LIMIT,
     MAX_SPAN_CHECK_WORK_LIMIT,
     Limits,
@@ -61,7 +62,7 @@ from .retrieval.questions import MAX_QUESTIONS, parse_questions
 from .retrieval.retrievers import RETRIEVERS
 from .retrieval.vectors import DEFAULT_VECTOR_CACHE, VectorCache
 from .sources.documents import DocumentRecord
-from .sources.drafts import draft_manifest, text_files_under
+from .sources.drafts import document_files_under, draft_manifest
 from .sources.loading import (
     DEFAULT_MAX_DOCUMENT_BYTES,
     DEFAULT_MAX_TOTAL_BYTES,
@@ -104,7 +105,7 @@ def _positive(value: str, maximum: int = 1_000_000_000) -> int:
 
 
 def _size_options(sub: argparse.ArgumentParser) -> None:
-    """How many bytes of sources a manifest may have read."""
+    """How many bytes of sources a manifest may have read, and how many pages a PDF."""
     sub.add_argument(
         "--max-document-bytes",
         type=partial(_positive, maximum=MAX_DOCUMENT_BYTES_LIMIT),
@@ -116,6 +117,13 @@ def _size_options(sub: argparse.ArgumentParser) -> None:
         type=partial(_positive, maximum=MAX_TOTAL_BYTES_LIMIT),
         default=DEFAULT_MAX_TOTAL_BYTES,
         help="refuse sources that hold more together (default: 256 MiB, at most 4 GiB)",
+    )
+    sub.add_argument(
+        "--max-pages",
+        type=partial(_positive, maximum=MAX_PAGES_LIMIT),
+        default=DEFAULT_LIMITS.pages_per_document,
+        help=f"refuse a PDF of more pages (default: {DEFAULT_LIMITS.pages_per_document:,}, "
+        f"at most {MAX_PAGES_LIMIT:,})",
     )
 
 
@@ -367,6 +375,7 @@ def _limits(args: argparse.Namespace) -> Limits:
         args.max_span_check_work,
         args.max_scores_held,
         library_seconds=args.library_seconds,
+        pages_per_document=args.max_pages,
     )
 
 
@@ -403,7 +412,8 @@ def _parser() -> argparse.ArgumentParser:
 
     draft = commands.add_parser(
         "manifest",
-        help="Write a manifest for a folder's .md and .txt files, each pinned to its SHA-256.",
+        help="Write a manifest for a folder's .md, .txt, .pdf, .docx and .html files, each "
+        "pinned to its SHA-256.",
     )
     draft.add_argument("folder", type=Path, help="the folder; paths are relative to it")
     draft.add_argument(
@@ -551,7 +561,9 @@ def _load(args: argparse.Namespace, err: TextIO) -> tuple[Manifest, LoadResult]:
     if args.command != "ingest":  # one index keyed by source_id
         require_unique_source_ids(manifest)
     reader = DirectoryReader(args.manifest.parent)
-    load = load_documents(manifest, reader, args.max_document_bytes, args.max_total_bytes)
+    load = load_documents(
+        manifest, reader, args.max_document_bytes, args.max_total_bytes, args.max_pages
+    )
     # A persistent index records failures and keeps serving the old version: no refusal.
     proceed = args.skip_failed or args.command == "ingest"
     for line in failure_lines(load.failures, proceed):
@@ -766,7 +778,9 @@ def _validate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         manifest = parse_manifest(_read(args.manifest, "manifest"))
         require_unique_source_ids(manifest)  # an index is keyed by source_id
         reader = DirectoryReader(args.manifest.parent)
-        load = load_documents(manifest, reader, args.max_document_bytes, args.max_total_bytes)
+        load = load_documents(
+            manifest, reader, args.max_document_bytes, args.max_total_bytes, args.max_pages
+        )
         cut = readable(load.documents, index.config, "the index").documents
         check_against_sources(index.documents, LoadResult(load.statuses, tuple(cut)))
     print(f"valid {index.index_id}", file=stdout)
@@ -774,7 +788,7 @@ def _validate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
 
 def _manifest(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    manifest = draft_manifest(text_files_under(args.folder, args.max_document_bytes))
+    manifest = draft_manifest(document_files_under(args.folder, args.max_document_bytes))
     content = manifest_json(manifest).encode("utf-8")
     _emit(lambda write: write(content), args.out, stdout)
     print(f"{len(manifest.documents)} documents", file=stderr)
@@ -817,8 +831,9 @@ def _search(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         return 0
     for hit in hits:
         cells = hit.cells()
+        pages = f" {cells['Pages']}" if cells["Pages"] else ""
         print(
-            f"{hit.source_id} v{hit.version} lines {cells['Lines']} {cells['Offsets']} "
+            f"{hit.source_id} v{hit.version} lines {cells['Lines']}{pages} {cells['Offsets']} "
             f"{cells['Chunk']} {cells['Score']} §{cells['Section']!r}  {cells['Snippet']}",
             file=stdout,
         )

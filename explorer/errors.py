@@ -55,6 +55,12 @@ class ErrorCode(StrEnum):
     LIBRARY_FAILED = "library_failed"
     # The app's scratch indexes (explorer/store/scratch.py)
     SCRATCH_FULL = "scratch_full"
+    # Converting a document (PDF, Word, HTML: explorer/sources/convert/)
+    ENCRYPTED_DOCUMENT = "encrypted_document"
+    NO_TEXT_LAYER = "no_text_layer"
+    CORRUPT_DOCUMENT = "corrupt_document"
+    NOT_A_DOCX = "not_a_docx"
+    TOO_MANY_PAGES = "too_many_pages"
     # Anything else the command line or the app is given
     NO_DOCUMENTS = "no_documents"
     INVALID_UPLOAD = "invalid_upload"

@@ -18,6 +18,7 @@ MAX_SCORES_HELD_LIMIT = 1_000_000_000
 # The command line's time limit for one library call, and the most it may be raised to.
 DEFAULT_LIBRARY_SECONDS = 60
 MAX_LIBRARY_SECONDS = 86_400
+MAX_PAGES_LIMIT = 100_000
 
 
 @dataclass(frozen=True)
@@ -29,13 +30,15 @@ class Limits:
     `library_seconds` bounds one library call (a live column on one document): with it,
     the call runs in a child process that is killed past it; without it (the app), the
     call runs in this process, and a parameter that would make the library run a regular
-    expression is refused (explorer/chunking/policies/libraries.py)."""
+    expression is refused (explorer/chunking/policies/libraries.py). `pages_per_document`
+    bounds a PDF that is converted."""
 
     chunks_per_document: int = 50_000
     chunks_per_index: int = 200_000
     span_check_work: int = 20_000_000
     scores_held: int = 4_000_000
     library_seconds: int | None = None
+    pages_per_document: int = 2_000
 
 
 DEFAULT_LIMITS = Limits()

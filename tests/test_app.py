@@ -401,7 +401,7 @@ def test_a_path_escaping_the_manifest_is_refused() -> None:
         ),
         (
             [("none.zip", zipped({"a.png": b"\x89PNG"}), "application/zip")],
-            "holds no manifest.json and no text file",
+            "holds no manifest.json and no document file",
         ),
         (
             [

@@ -42,6 +42,7 @@ from explorer.sources.loading import (
 )
 from explorer.sources.manifest import parse_manifest
 from tests.conftest import MANIFEST, ROOT, ManifestBuilder, run_cli, sha256_hex
+from tests.documents import HTML_FAQ, docx_bytes, pdf_bytes, scanned_pdf_bytes
 
 MARKDOWN_DOCS = ROOT / "fixtures" / "markdown-docs" / "manifest.json"
 MARKDOWN = ("--policy", "heading-aware", "--grammar", "markdown")
@@ -335,3 +336,42 @@ def test_a_worker_killed_mid_run_loses_no_document(tmp_path: Path) -> None:
     assert killed is not None, "the run ended before a worker could be killed"
     assert process.returncode == 0, err
     assert out.read_bytes() == local.read_bytes()
+
+
+def test_pdf_word_and_html_give_the_same_bytes_pages_and_refusals(
+    make_manifest: ManifestBuilder, tmp_path: Path
+) -> None:
+    files = {
+        "guide.pdf": pdf_bytes(),
+        "handbook.docx": docx_bytes(),
+        "faq.html": HTML_FAQ.encode(),
+        "scan.pdf": scanned_pdf_bytes(),
+    }
+    manifest = make_manifest(files)
+    args = (manifest, "--policy", "paragraph", "--skip-failed")
+    local, ray, local_file, ray_file = both_engines(tmp_path, *args)
+    assert (local.code, ray.code) == (0, 0) and ray.err == local.err
+    assert "warning: no_text_layer: scan: " in ray.err
+    assert ray_file == local_file and b'"pages":[2]' in ray_file
+    local, ray, _, _ = both_engines(tmp_path, *args, "--max-pages", "2")
+    assert ray.err == local.err and "warning: too_many_pages: guide: " in ray.err
+
+
+def test_evaluate_names_a_pdf_chunks_pages_on_ray(
+    make_manifest: ManifestBuilder, tmp_path: Path
+) -> None:
+    manifest = make_manifest({"guide.pdf": pdf_bytes()})
+    questions = tmp_path / "questions.json"
+    question = {"id": "wind", "question": "When must lifting stop?", "source_id": "guide",
+                "references": [{"quote": "Stop lifting when the wind gusts"}]}  # fmt: skip
+    questions.write_text(json.dumps({"questions_version": 1, "questions": [question]}))
+    files = []
+    for engine in ("local", "ray"):
+        out = tmp_path / f"{engine}.json"
+        result = run_cli("evaluate", manifest, "--questions", questions, "--engine", engine,
+                         "--out", out)  # fmt: skip
+        assert result.code == 0, result.err
+        files.append(out.read_bytes())
+    assert files[0] == files[1]
+    retrieved = json.loads(files[1])["policies"][0]["questions"][0]["retrieved"]
+    assert [hit.get("pages") for hit in retrieved][:1] == [[2]]

@@ -24,7 +24,7 @@ from explorer import (
     parse_manifest,
 )
 from explorer.store import Store
-from explorer.store.schema import SCHEMA_1
+from explorer.store.schema import SCHEMA_1, STORE_VERSION
 from tests import embedders
 from tests.conftest import ROOT, ManifestBuilder, run_cli, sha256_hex
 from tests.test_store import RUN1, RUN2
@@ -382,7 +382,7 @@ def test_a_version_1_store_is_migrated_on_open(tmp_path: Path) -> None:
     assert [(hit["source_id"], hit["section"], hit["start"]) for hit in hits] == [("old", "", 4)]
     with sqlite3.connect(db) as raw:
         assert raw.execute("SELECT value FROM meta WHERE key = 'store_version'").fetchone() == (
-            "2",
+            STORE_VERSION,
         )
         assert raw.execute("SELECT count(*) FROM search_cache WHERE query = 'x'").fetchone() == (0,)
     history = run_json("history", "--db", db)

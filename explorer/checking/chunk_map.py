@@ -165,6 +165,7 @@ def build_chunk_map(
                         "start": chunk["start"],
                         "end": chunk["end"],
                         "section_ordinal": section_ordinal[chunk["section_id"]],
+                        **({"pages": chunk["pages"]} if "pages" in chunk else {}),
                     }
                 },
             }

@@ -6,7 +6,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from hashlib import sha256
-from typing import Annotated, Final, Literal, NamedTuple
+from typing import Annotated, Final, Literal, NamedTuple, NotRequired
 
 import orjson
 from pydantic import Field, GetCoreSchemaHandler, GetPydanticSchema
@@ -58,6 +58,24 @@ class ChunkRecord(TypedDict):
     end_line: LineNumber
     text: NonEmpty
     text_sha256: Hex64
+    pages: NotRequired[
+        Annotated[
+            list[LineNumber],
+            Field(description="A PDF's chunk: each page it lies on, from 1; absent elsewhere."),
+        ]
+    ]
+
+
+def chunk_pages(page_starts: Sequence[int], start: int, end: int) -> list[int]:
+    """The pages (from 1) that `[start, end)` lies on, given where each page starts."""
+    first = bisect_right(page_starts, start)
+    last = bisect_right(page_starts, end - 1)
+    return list(range(max(first, 1), max(last, 1) + 1))
+
+
+def page_label(pages: Sequence[int]) -> str:
+    """How a citation names a chunk's pages: "p. 3", or "pp. 3\u20134" (an en dash)."""
+    return f"p. {pages[0]}" if len(pages) == 1 else f"pp. {pages[0]}\u2013{pages[-1]}"
 
 
 def _as_config(_: object, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
@@ -99,8 +117,9 @@ def section_id(document_revision: str, heading_start: int) -> str:
     return sha256(canonical).hexdigest()
 
 
-# A chunk's fields after "document_revision", in sorted key order.
-_FIELDS = b'%b%d,"end_line":%d,"order":%d%b%d,"start_line":%d,"text":%b,"text_sha256":"%b"%b'
+# A chunk's fields after "document_revision", in sorted key order ("pages" only where the
+# document has pages).
+_FIELDS = b'%b%d,"end_line":%d,"order":%d%b%b%d,"start_line":%d,"text":%b,"text_sha256":"%b"%b'
 
 
 def chunk_id_prefix(config: ChunkConfig) -> bytes:
@@ -192,6 +211,7 @@ def chunk_stream(
     source_id = document["source_id"]
     version = document["version"]
     revision = document["document_revision"]
+    page_starts = document.get("page_starts")
     head = b'"document_revision":' + _string(revision) + b',"end":'
     source = b',"source_id":' + _string(source_id) + b',"start":'
     tail = b',"version":' + _string(version) + b"}"
@@ -226,11 +246,13 @@ def chunk_stream(
         start_line = line
         line += text.count("\n", start, end - 1)
         line_offset = end - 1
+        pages = None if page_starts is None else chunk_pages(page_starts, start, end)
         fields = _FIELDS % (
             head,
             end,
             line,
             order,
+            b"" if pages is None else b',"pages":' + orjson.dumps(pages),
             middle,
             start,
             start_line,
@@ -256,6 +278,8 @@ def chunk_stream(
             "text": piece,
             "text_sha256": piece_sha,
         }
+        if pages is not None:
+            record["pages"] = pages
         yield record, b'{"chunk_id":"%b",%b' % (chunk_id.encode(), fields)
 
 

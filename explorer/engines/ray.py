@@ -162,7 +162,7 @@ def load_shard(
     _out_of_the_collectors_way()
     prefixes = [chunk_id_prefix(config) for config in configs]
     for position, entry in entries:
-        status, record, read = load_one(entry, reader, max_bytes)
+        status, record, read = load_one(entry, reader, max_bytes, limits.pages_per_document)
         if record is not None:
             try:
                 grammar.admit(record["text"])
@@ -457,7 +457,7 @@ def ray_write_index(
 # k, which the driver merges, ties broken by chunk order as one process breaks them.
 
 PlacedOrRefused = PlacedQuestion | tuple[ErrorCode, str]
-Where = tuple[str, str, int, int]  # a chunk's id, source_id, start and end
+Where = tuple[str, str, int, int, list[int] | None]  # a chunk's id, source_id, start, end, pages
 
 
 class ShardSummary(NamedTuple):
@@ -515,7 +515,10 @@ def evaluate_shard(
                 placed.append((number, (error.code, error.detail)))
         for column, column_records in zip(chunks, records, strict=True):
             column.extend(column_records)
-    where = [[(c["chunk_id"], c["source_id"], c["start"], c["end"]) for c in cs] for cs in chunks]
+    where = [
+        [(c["chunk_id"], c["source_id"], c["start"], c["end"], c.get("pages")) for c in cs]
+        for cs in chunks
+    ]
     chars = [sum(c["end"] - c["start"] for c in cs) for cs in chunks]
     texts = [[c["text"] for c in cs] for cs in chunks]
     if retriever_name == "bm25":
@@ -554,7 +557,7 @@ def score_shard(
             ranking = Cosines(asked, material.vectors[column])
         found.append(
             [
-                [(-score, shard, i, Hit(*where[i], score)) for i, score in best]
+                [(-score, shard, i, Hit(*where[i][:4], score, where[i][4])) for i, score in best]
                 for best in best_chunks(ranking, count, len(where), k, limits)
             ]
         )

@@ -42,6 +42,7 @@ class RetrievedChunk(TypedDict):
     end: int
     rank: int
     score: float
+    pages: NotRequired[list[int]]  # a PDF's chunk: the pages it lies on
 
 
 @strict_shape
@@ -111,12 +112,14 @@ class Hit(NamedTuple):
     start: int
     end: int
     score: float
+    pages: list[int] | None = None
 
 
 def question_result(question: PlacedQuestion, hits: Sequence[Hit]) -> QuestionResult:
     """A question's figures from its top k chunks, best first."""
-    retrieved: list[RetrievedChunk] = [
-        {
+    retrieved: list[RetrievedChunk] = []
+    for rank, hit in enumerate(hits, 1):
+        chunk: RetrievedChunk = {
             "chunk_id": hit.chunk_id,
             "source_id": hit.source_id,
             "start": hit.start,
@@ -124,8 +127,9 @@ def question_result(question: PlacedQuestion, hits: Sequence[Hit]) -> QuestionRe
             "rank": rank,
             "score": _figure(hit.score),
         }
-        for rank, hit in enumerate(hits, 1)
-    ]
+        if hit.pages is not None:
+            chunk["pages"] = hit.pages
+        retrieved.append(chunk)
     figures = score(question.references, [(h.source_id, h.start, h.end) for h in hits])
     return {
         "id": question.id,
@@ -154,7 +158,7 @@ def evaluate_chunks(
         question_result(
             question,
             [
-                Hit(c["chunk_id"], c["source_id"], c["start"], c["end"], score)
+                Hit(c["chunk_id"], c["source_id"], c["start"], c["end"], score, c.get("pages"))
                 for i, score in found
                 for c in (chunks[i],)
             ],

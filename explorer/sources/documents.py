@@ -4,10 +4,13 @@ revision."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import cast
+from typing import Annotated, NotRequired, cast
+
+from pydantic import Field
 
 from ..digests import digest, sha
-from ..models import Hex64, NonEmpty, strict_shape
+from ..models import Count, Hex64, NonEmpty, strict_shape
+from .convert import Converted, Converter, ConverterInfo
 from .manifest import ManifestDocument
 
 
@@ -20,6 +23,18 @@ class DocumentRecord(ManifestDocument):
     text: NonEmpty
     normalized_text_sha256: Hex64
     document_revision: Hex64
+    converter: NotRequired[
+        Annotated[
+            ConverterInfo,
+            Field(description="What made the text of a PDF, Word or HTML file; absent for text."),
+        ]
+    ]
+    page_starts: NotRequired[
+        Annotated[
+            list[Count],
+            Field(description="A PDF's pages: the character offset where each starts, in order."),
+        ]
+    ]
 
 
 def revision_of(record: Mapping[str, object]) -> str:
@@ -36,3 +51,12 @@ def document_record(
     record: dict[str, object] = {**fields, "text": text, "normalized_text_sha256": text_sha256}
     record["document_revision"] = revision_of(record)
     return cast(DocumentRecord, record)
+
+
+def converted_fields(converter: Converter, converted: Converted) -> dict[str, object]:
+    """What a converted file's record holds besides the manifest's fields: its converter,
+    and where each page starts when the file has pages."""
+    fields: dict[str, object] = {"converter": converter.info()}
+    if converted.page_starts is not None:
+        fields["page_starts"] = list(converted.page_starts)
+    return fields

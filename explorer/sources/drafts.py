@@ -1,4 +1,5 @@
-"""A manifest written for plain files: every `.md` or `.txt`, pinned to its SHA-256.
+"""A manifest written for plain files: every `.md`, `.txt`, `.pdf`, `.docx` or `.html`,
+pinned to its SHA-256.
 
 The app builds one when files arrive without a manifest, and `python -m explorer manifest
 DIR` writes one for a folder; either is an ordinary manifest (no span checks yet) that
@@ -13,16 +14,19 @@ from pathlib import Path, PurePosixPath
 
 from ..digests import sha_bytes
 from ..errors import ErrorCode, ExplorerError
+from .convert import CONVERTED_SUFFIXES
 from .loading import DEFAULT_MAX_DOCUMENT_BYTES, MAX_DOCUMENT_BYTES_LIMIT
 from .manifest import Manifest
 
 TEXT_SUFFIXES = (".md", ".markdown", ".txt")
+# Text files, and the files a converter makes Markdown of (explorer/sources/convert/).
+DOCUMENT_SUFFIXES = (*TEXT_SUFFIXES, *CONVERTED_SUFFIXES)
 MAX_DRAFT_FILES = 10_000
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def is_text_file(path: str) -> bool:
-    return PurePosixPath(path).suffix.lower() in TEXT_SUFFIXES
+def is_document_file(path: str) -> bool:
+    return PurePosixPath(path).suffix.lower() in DOCUMENT_SUFFIXES
 
 
 def _source_id(path: str, taken: set[str]) -> str:
@@ -38,18 +42,18 @@ def _source_id(path: str, taken: set[str]) -> str:
 
 
 def draft_manifest(files: Mapping[str, bytes]) -> Manifest:
-    """A manifest listing every text file of `files` (path -> bytes), in path order,
+    """A manifest listing every document file of `files` (path -> bytes), in path order,
     each with its SHA-256; other files are left out."""
-    paths = sorted(path for path in files if is_text_file(path))
+    paths = sorted(path for path in files if is_document_file(path))
     if not paths:
         raise ExplorerError(
             ErrorCode.INVALID_UPLOAD,
-            f"no manifest.json and no {', '.join(TEXT_SUFFIXES)} file to build one from",
+            f"no manifest.json and no {', '.join(DOCUMENT_SUFFIXES)} file to build one from",
         )
     if len(paths) > MAX_DRAFT_FILES:
         raise ExplorerError(
             ErrorCode.INVALID_UPLOAD,
-            f"{len(paths):,} text files is more than the {MAX_DRAFT_FILES:,} a manifest is "
+            f"{len(paths):,} document files is more than the {MAX_DRAFT_FILES:,} a manifest is "
             "built for",
         )
     taken: set[str] = set()
@@ -66,8 +70,8 @@ def draft_manifest(files: Mapping[str, bytes]) -> Manifest:
     return Manifest.model_validate({"manifest_version": 1, "documents": documents})
 
 
-def text_files_under(folder: Path, max_file_bytes: int) -> dict[str, bytes]:
-    """Every text file below `folder` (links not followed, hidden folders skipped), by
+def document_files_under(folder: Path, max_file_bytes: int) -> dict[str, bytes]:
+    """Every document file below `folder` (links not followed, hidden folders skipped), by
     its path relative to `folder`; a file over `max_file_bytes` is refused."""
     if not folder.is_dir():
         raise ExplorerError(ErrorCode.IO_ERROR, f"{str(folder)!r} is not a folder")
@@ -76,11 +80,11 @@ def text_files_under(folder: Path, max_file_bytes: int) -> dict[str, bytes]:
         relative = path.relative_to(folder)
         if any(part.startswith(".") for part in relative.parts) or path.is_symlink():
             continue
-        if not path.is_file() or not is_text_file(relative.as_posix()):
+        if not path.is_file() or not is_document_file(relative.as_posix()):
             continue
         if len(found) >= MAX_DRAFT_FILES:
             raise ExplorerError(
-                ErrorCode.IO_ERROR, f"more than {MAX_DRAFT_FILES:,} text files under the folder"
+                ErrorCode.IO_ERROR, f"more than {MAX_DRAFT_FILES:,} document files under the folder"
             )
         if path.stat().st_size > max_file_bytes:
             raise ExplorerError(
@@ -116,6 +120,26 @@ _ADVICE = {
     ErrorCode.NOT_UTF8: "Save the file as UTF-8, then pin its new SHA-256.",
     ErrorCode.NUL_BYTE: "Remove the NUL bytes (is it a text file?), then pin its new SHA-256.",
     ErrorCode.EMPTY_DOCUMENT: "Give the file some text, or remove it from the manifest.",
+    ErrorCode.ENCRYPTED_DOCUMENT: (
+        "The PDF needs a password to open: save a copy without one (open it and print it "
+        "to a new PDF), then upload that copy."
+    ),
+    ErrorCode.NO_TEXT_LAYER: (
+        "The PDF holds pictures of pages and no text (a scan): run OCR on it first (for "
+        "example ocrmypdf), then upload the new file."
+    ),
+    ErrorCode.CORRUPT_DOCUMENT: (
+        "The file is damaged or cut short: open it in its program, save or export it "
+        "again, then upload the new file."
+    ),
+    ErrorCode.NOT_A_DOCX: (
+        "The file is not a Word .docx (perhaps an old .doc): open it in Word or "
+        "LibreOffice, save it as .docx, then upload that."
+    ),
+    ErrorCode.TOO_MANY_PAGES: (
+        "The PDF has more pages than the app reads: split it, or use the command line, "
+        "whose --max-pages raises the limit."
+    ),
     ErrorCode.HEADING_REQUIRED: (
         "Choose the markdown grammar (in the app's sidebar; --grammar markdown on the "
         "command line), which reads a text without a leading heading; or start the text "

@@ -16,7 +16,8 @@ from typing import BinaryIO, Final, Literal, Protocol
 
 from ..digests import sha, sha_bytes
 from ..errors import ErrorCode, ExplorerError
-from .documents import DocumentRecord, document_record
+from .convert import DEFAULT_MAX_PAGES, convert, converter_for
+from .documents import DocumentRecord, converted_fields, document_record
 from .manifest import Manifest, ManifestDocument
 
 DEFAULT_MAX_DOCUMENT_BYTES = 1024 * 1024
@@ -139,10 +140,13 @@ class MappingReader:
         return data
 
 
-def decode_source(entry: ManifestDocument, data: bytes) -> DocumentRecord:
+def decode_source(
+    entry: ManifestDocument, data: bytes, max_pages: int = DEFAULT_MAX_PAGES
+) -> DocumentRecord:
     """Steps 2-5 of docs/contract.md §3, in that order. Whether a grammar reads the text
     (grammar v1 needs a leading heading) is each column's own question, asked when it
-    cuts the document: a document loads once, for every column."""
+    cuts the document: a document loads once, for every column. A PDF, Word or HTML file
+    is converted to Markdown text in place of step 3 (decoding)."""
     path, pinned = entry["path"], entry["sha256"]
     actual = sha_bytes(data)
     if actual != pinned:
@@ -150,12 +154,20 @@ def decode_source(entry: ManifestDocument, data: bytes) -> DocumentRecord:
             ErrorCode.SOURCE_DIGEST_MISMATCH,
             f"{path!r} has SHA-256 {actual[:12]}…, the manifest says {pinned[:12]}…",
         )
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise ExplorerError(
-            ErrorCode.NOT_UTF8, f"{path!r} is not UTF-8 (byte {error.start})"
-        ) from None
+    converter = converter_for(path)
+    fields: Mapping[str, object] = entry
+    if converter is None:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ExplorerError(
+                ErrorCode.NOT_UTF8, f"{path!r} is not UTF-8 (byte {error.start})"
+            ) from None
+    else:
+        converted = convert(converter, path, data, actual, max_pages)
+        text = converted.text
+        fields = {**entry, **converted_fields(converter, converted)}
+        actual = sha(text)  # the converted text's digest stands where the bytes' would
     nul = text.find("\x00")
     if nul >= 0:
         raise ExplorerError(ErrorCode.NUL_BYTE, f"{path!r} has a NUL at character {nul}")
@@ -166,7 +178,7 @@ def decode_source(entry: ManifestDocument, data: bytes) -> DocumentRecord:
         text_sha256 = actual
     if not text or text.isspace():
         raise ExplorerError(ErrorCode.EMPTY_DOCUMENT, f"{path!r} has no text")
-    return document_record(entry, text, text_sha256)
+    return document_record(fields, text, text_sha256)
 
 
 @dataclass(frozen=True)
@@ -204,6 +216,7 @@ def load_one(
     entry: ManifestDocument,
     reader: SourceReader,
     max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
+    max_pages: int = DEFAULT_MAX_PAGES,
 ) -> tuple[DocumentStatus, DocumentRecord | None, int]:
     """One document read and verified: its status, its record if it loaded, and how many
     bytes were read (which count towards `max_total_bytes` even when decoding fails).
@@ -213,7 +226,7 @@ def load_one(
     except ExplorerError as error:
         return _failed(entry, error), None, 0
     try:
-        record = decode_source(entry, data)
+        record = decode_source(entry, data, max_pages)
     except ExplorerError as error:
         return _failed(entry, error), None, len(data)
     detail = f"verified; {len(record['text']):,} characters"
@@ -235,6 +248,7 @@ def load_documents(
     reader: SourceReader,
     max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
     max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
+    max_pages: int = DEFAULT_MAX_PAGES,
 ) -> LoadResult:
     """Load each document on its own: one failure never hides the others. Documents that
     hold more than `max_total_bytes` together are refused as a whole."""
@@ -242,7 +256,7 @@ def load_documents(
     documents = []
     total = 0
     for entry in manifest.documents:
-        status, record, read = load_one(entry, reader, max_bytes)
+        status, record, read = load_one(entry, reader, max_bytes, max_pages)
         total += read
         require_total_bytes(total, max_total_bytes)
         statuses.append(status)

@@ -18,7 +18,7 @@ from typing import Protocol
 from ..digests import canonical_json, sha, sha_bytes
 from ..errors import ErrorCode, ExplorerError
 from ..jsonio import dump_json
-from .drafts import draft_manifest, is_text_file
+from .drafts import draft_manifest, is_document_file
 from .manifest import Manifest, parse_manifest
 
 MANIFEST_NAME = "manifest.json"
@@ -187,11 +187,11 @@ def bundle_from_zip(data: bytes) -> Bundle:
 
 
 def _drafted(archive: zipfile.ZipFile, entries: Sequence[zipfile.ZipInfo]) -> Bundle:
-    """An archive without a manifest: one is built for its text files."""
+    """An archive without a manifest: one is built for its document files."""
     files: dict[str, bytes] = {}
     budget = MAX_TOTAL_BYTES
     for info in entries:
-        if not is_text_file(info.filename):
+        if not is_document_file(info.filename):
             continue
         try:
             with archive.open(info) as handle:
@@ -203,13 +203,13 @@ def _drafted(archive: zipfile.ZipFile, entries: Sequence[zipfile.ZipInfo]) -> Bu
             raise _too_large()
         files[_entry_path(info.filename).as_posix()] = content
     if not files:
-        raise _refuse(f"the archive holds no {MANIFEST_NAME} and no text file to build one for")
+        raise _refuse(f"the archive holds no {MANIFEST_NAME} and no document file to build one for")
     return Bundle(draft_manifest(files), files, drafted=True)
 
 
 def bundle_from_files(uploads: Sequence[tuple[str, bytes]]) -> Bundle:
     """`manifest.json` and its files, each matched to a manifest path by file name; or,
-    when no JSON file came, plain text files, for which a manifest is built."""
+    when no JSON file came, plain document files, for which a manifest is built."""
     _check_budget(len(uploads), sum(len(data) for _, data in uploads))
     names = [PurePosixPath(name.replace("\\", "/")).name for name, _ in uploads]
     if not any(name.lower().endswith(".json") for name in names):

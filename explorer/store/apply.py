@@ -267,8 +267,8 @@ def _write_chunks(
             checkpoint("mid-stage")
         rowid = db.execute(
             "INSERT INTO chunks (chunk_key, version_id, tenant, source_id, chunk_id, ord, "
-            'start, "end", start_line, end_line, text, text_sha256, section_title) '
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            'start, "end", start_line, end_line, text, text_sha256, section_title, pages) '
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 sha(f"{tenant}\x00{chunk['chunk_id']}\x00{embedder or ''}"),
                 version_id,
@@ -283,6 +283,7 @@ def _write_chunks(
                 chunk["text"],
                 chunk["text_sha256"],
                 chunk["section_title"],
+                json.dumps(chunk["pages"]) if "pages" in chunk else None,
             ),
         ).lastrowid
         db.execute("INSERT INTO chunks_fts (rowid, text) VALUES (?, ?)", (rowid, chunk["text"]))

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
+from ..chunking.index import page_label
 from ..digests import sha
 from ..errors import ErrorCode, ExplorerError
 from ..models import strict_shape
@@ -56,6 +57,9 @@ class Hit:
     score: Annotated[
         float, Field(description="higher is better: -BM25, cosine, or fused 1/(60+rank)")
     ]
+    pages: Annotated[
+        list[int] | None, Field(description="a PDF's chunk: the pages it lies on, from 1")
+    ] = None
 
     def cells(self) -> dict[str, str]:
         """The citation as the CLI and the app show it."""
@@ -63,6 +67,7 @@ class Hit:
             "Source": self.source_id,
             "Version": self.version,
             "Lines": f"{self.start_line}-{self.end_line}",
+            "Pages": page_label(self.pages) if self.pages else "",
             "Offsets": f"[{self.start}, {self.end})",
             "Section": self.section,
             "Score": f"{self.score:.4f}",
@@ -309,11 +314,11 @@ def _hits(db: sqlite3.Connection, ranked: Ranked, snippets: dict[int, str]) -> l
     for rowid, score in ranked:
         row = db.execute(
             'SELECT c.source_id, v.version, c.start, c."end", c.start_line, c.end_line, '
-            "c.section_title, c.chunk_id, c.text FROM chunks c "
+            "c.section_title, c.chunk_id, c.text, c.pages FROM chunks c "
             "JOIN versions v ON v.version_id = c.version_id WHERE c.rowid = ?",
             (rowid,),
         ).fetchone()
-        source_id, version, start, end, start_line, end_line, section, chunk_id, text = row
+        source_id, version, start, end, start_line, end_line, section, chunk_id, text, pages = row
         snippet = snippets.get(rowid) or _prefix(text)
         hits.append(
             Hit(
@@ -327,6 +332,7 @@ def _hits(db: sqlite3.Connection, ranked: Ranked, snippets: dict[int, str]) -> l
                 chunk_id,
                 snippet,
                 score,
+                None if pages is None else json.loads(pages),
             )
         )
     return hits

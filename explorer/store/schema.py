@@ -10,7 +10,7 @@ from ..errors import ErrorCode, ExplorerError
 from ..retrieval.vectors import transaction
 
 APP_ID = "chunk-boundary-explorer"
-STORE_VERSION = "2"
+STORE_VERSION = "3"
 # How long a statement waits for another connection's write lock before `store_busy`.
 BUSY_SECONDS = 5.0
 
@@ -88,6 +88,14 @@ CREATE TABLE vectors (
 DELETE FROM search_cache;
 UPDATE meta SET value = '2' WHERE key = 'store_version';
 """
+# Store version 2 to 3: a PDF's chunks keep their pages (a JSON list; NULL elsewhere), and
+# the search cache is emptied (its hits now say their pages).
+_MIGRATE_2_TO_3 = """
+ALTER TABLE chunks ADD COLUMN pages TEXT;
+DELETE FROM search_cache;
+UPDATE meta SET value = '3' WHERE key = 'store_version';
+"""
+_MIGRATIONS = {"1": _MIGRATE_1_TO_2, "2": _MIGRATE_2_TO_3}
 TABLES = (
     "meta",
     "runs",
@@ -174,12 +182,13 @@ def _create_or_check(db: sqlite3.Connection, path: Path) -> None:
             if not _tables(db):
                 _run_script(db, SCHEMA_1)
                 db.execute("INSERT INTO meta VALUES ('app', ?), ('store_version', '1')", (APP_ID,))
-                _run_script(db, _MIGRATE_1_TO_2)
+                for migration in _MIGRATIONS.values():
+                    _run_script(db, migration)
     names = _tables(db)
     meta = dict(db.execute("SELECT key, value FROM meta")) if "meta" in names else {}
     if meta.get("app") != APP_ID:
         raise _foreign(path)
-    if meta.get("store_version") == "1":
+    if meta.get("store_version") in _MIGRATIONS:
         _migrate(db)
         meta = dict(db.execute("SELECT key, value FROM meta"))
     if meta.get("store_version") != STORE_VERSION:
@@ -197,10 +206,12 @@ def _run_script(db: sqlite3.Connection, script: str) -> None:
 
 
 def _migrate(db: sqlite3.Connection) -> None:
-    """Version 1 to 2, once: a second opener waits on the write lock, then finds it done.
-    Foreign keys are not yet enforced on this connection, so `versions` can be rebuilt
-    under the chunks that refer to it."""
+    """Each migration from the file's version on, once: a second opener waits on the write
+    lock, then finds it done. Foreign keys are not yet enforced on this connection, so
+    `versions` can be rebuilt under the chunks that refer to it."""
     with transaction(db):
-        version = db.execute("SELECT value FROM meta WHERE key = 'store_version'").fetchone()
-        if version is not None and version[0] == "1":
-            _run_script(db, _MIGRATE_1_TO_2)
+        while True:
+            version = db.execute("SELECT value FROM meta WHERE key = 'store_version'").fetchone()
+            if version is None or version[0] not in _MIGRATIONS:
+                break
+            _run_script(db, _MIGRATIONS[version[0]])

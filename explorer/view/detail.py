@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..checking.flags import FLAG_WORDS
-from ..chunking.index import ChunkRecord
+from ..chunking.index import ChunkRecord, page_label
 from ..chunking.tokens import count_tokens
 from .display import plain_text
 
@@ -18,6 +18,7 @@ def chunk_facts(chunk: ChunkRecord, flags: Sequence[str]) -> list[dict[str, str]
         ("Order", f"{chunk['order']:,}"),
         ("Offsets [start, end)", f"[{chunk['start']:,}, {chunk['end']:,})"),
         ("Lines", f"{chunk['start_line']:,} to {chunk['end_line']:,}"),
+        *((("Pages of the PDF", page_label(chunk["pages"])),) if "pages" in chunk else ()),
         ("Section", plain_text(chunk["section_title"]) or "(before the first heading)"),
         (
             "Size",

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ..checking.checks import CheckResult, ResolvedCheck, own_starts
 from ..checking.flags import FLAG_WORDS
 from ..checking.report import PolicyResult
-from ..chunking.index import ChunkRecord, Index
+from ..chunking.index import ChunkRecord, Index, page_label
 from ..sources.loading import LoadResult
 from .display import EXPLICIT_BIDI, plain_text, size_words
 from .navigation import render_minimap
@@ -107,6 +107,10 @@ STYLE = (
     "cursor:pointer}"
     ".cbx-step:hover,.cbx-jump:hover{background:#dde8f3}"
     ".cbx-step:disabled{color:#888;background:#f4f4f4;border-color:#ddd;cursor:default}"
+    # A PDF's page break: a dashed rule named by the page that starts there.
+    ".cbx-pb{display:block;border-top:1px dashed #78909c;margin:3px 0 1px;line-height:1}"
+    ".cbx-pb::before{content:attr(data-p);font:600 10px/1.4 sans-serif;color:#546e7a;"
+    "background:#eceff1;border-radius:0 0 4px 4px;padding:0 5px}"
     "</style>"
 )
 
@@ -152,7 +156,8 @@ def _chunk_title(chunk: ChunkRecord, flags: Sequence[str] = ()) -> str:
     return escape(
         f"chunk {chunk['order']} · {chunk['chunk_id'][:12]}… · "
         f"[{chunk['start']}, {chunk['end']}) · lines {chunk['start_line']}-{chunk['end_line']}"
-        f" · § {plain_text(chunk['section_title'])}{flagged}"
+        + (f" · {page_label(chunk['pages'])}" if "pages" in chunk else "")
+        + f" · § {plain_text(chunk['section_title'])}{flagged}"
     )
 
 
@@ -177,6 +182,7 @@ def render_text(
     flags: Sequence[tuple[str, ...]] | None = None,
     shown: frozenset[str] = frozenset(),
     window: tuple[int, int] | None = None,
+    page_starts: Sequence[int] = (),
 ) -> str:
     """The whole text, cut at every chunk and span boundary, one `<span>` per piece.
 
@@ -192,6 +198,9 @@ def render_text(
 
     Each piece names the offset of its first character (`data-o`) and each badge its
     chunk's start (`data-at`): the page's navigation script finds places by them.
+
+    `page_starts` (a PDF's) mark each page break after the first with an empty
+    `cbx-pb` span that names the page (`data-p`), drawn as a rule.
     """
     flags = flags if flags is not None else [()] * len(chunks)
     owns = own_starts(chunks)
@@ -208,6 +217,10 @@ def render_text(
         delta[mark.start] += 1
         delta[mark.end] -= 1
         labels[mark.start].append(mark)
+    breaks: defaultdict[int, list[int]] = defaultdict(list)
+    for number, at in enumerate(page_starts[1:], 2):
+        cuts.add(at)
+        breaks[at].append(number)
     points = sorted(cut for cut in cuts if low <= cut <= high)  # `window`: only its part
     parts: list[str] = []
     current = 0  # the chunk whose own part may hold the piece
@@ -223,6 +236,7 @@ def render_text(
         if chunk is not None and owns[current] > start:
             chunk = None
         repeated = repeat < len(chunks) and chunks[repeat]["start"] <= start
+        parts.extend(f'<span class="cbx-pb" data-p="p. {n}"></span>' for n in breaks[start])
         for position in starts[start]:
             order = chunks[position]["order"]
             if ranks and order in ranks:  # a retrieved chunk: its rank, then its order
@@ -251,6 +265,12 @@ def render_text(
                 f'title="{_chunk_title(chunk, names)}">{piece}</span>'
             )
     return "".join(parts)
+
+
+def _page_starts(index: Index, source_id: str) -> Sequence[int]:
+    """Where each page of a document starts, if it has pages."""
+    document = next((d for d in index["documents"] if d["source_id"] == source_id), None)
+    return () if document is None else document.get("page_starts", ())
 
 
 def chunk_text_html(text: str) -> str:
@@ -346,7 +366,16 @@ def render_view(
     if window is not None:
         chunks = [chunks[i] for i in drawn]
         chunk_flags = [chunk_flags[i] for i in drawn]
-    body = render_text(text, chunks, drawn_marks, None, chunk_flags, shown, (low, high))
+    body = render_text(
+        text,
+        chunks,
+        drawn_marks,
+        None,
+        chunk_flags,
+        shown,
+        (low, high),
+        _page_starts(index, source_id),
+    )
     return (
         f"{head}{STEPS}{(MATCH_STEPS if matching else NO_MATCH_STEPS) if shown else ''}"
         f'<div class="cbx-verdicts">{_verdicts(own)}</div></div>'
@@ -448,6 +477,7 @@ def render_ranked_view(
             if h["chunk_id"] in orders
             else f"<bdi>{escape(h['source_id'])}</bdi> [{h['start']:,}, {h['end']:,})"
         )
+        + (f" ({page_label(h['pages'])})" if "pages" in h else "")
         + "</span>"
         for h in result["retrieved"]
     )
@@ -468,7 +498,9 @@ def render_ranked_view(
             f"chunks and a view draws at most {MAX_DRAWN_PIECES:,}. Raise max_chars or "
             "choose a smaller document; the hits above still say where each lies.</div></div>"
         )
-    drawn = render_text(text, chunks, marks, ranks, window=(low, high))
+    drawn = render_text(
+        text, chunks, marks, ranks, window=(low, high), page_starts=_page_starts(index, source_id)
+    )
     return f'{head}</div><div class="cbx-doc">{drawn}</div></div>'
 
 

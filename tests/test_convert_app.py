@@ -1,0 +1,87 @@
+"""A PDF, a Word file and an HTML page dropped into the app: the views mark the PDF's page
+breaks, and the chunk detail and the Retrieval tab cite its pages."""
+
+from __future__ import annotations
+
+import re
+
+from explorer.chunking.index import build_index
+from explorer.chunking.policies import make_config
+from explorer.sources.loading import decode_source
+from explorer.view.render import render_ranked_view
+from tests.conftest import sha256_hex
+from tests.documents import HTML_FAQ, docx_bytes, pdf_bytes, scanned_pdf_bytes
+from tests.test_app import upload
+
+FILES = [
+    ("guide.pdf", pdf_bytes(), "application/pdf"),
+    ("handbook.docx", docx_bytes(), "application/octet-stream"),
+    ("faq.html", HTML_FAQ.encode(), "text/html"),
+]
+
+
+def test_a_dropped_pdf_shows_its_page_breaks_and_the_detail_cites_its_page() -> None:
+    at = upload(FILES)
+    at.selectbox(key="doc").set_value("guide").run()
+    assert not at.exception
+    drawn = "".join(h.value for h in at.html)
+    views = drawn.split('<div class="cbx-view"')[1:]
+    assert len(views) == 3  # one per policy, each with both breaks
+    assert all(re.findall(r'data-p="(p\. \d+)"', v) == ["p. 2", "p. 3"] for v in views)
+    assert "· p. 2 ·" in views[0]  # a chunk's hover text names its page
+    at.number_input(key="detail_order").set_value(2).run()
+    facts = next(t.value for t in at.table if "Pages of the PDF" in str(t.value))
+    cited = facts.set_index("Field")["Value"]["Pages of the PDF"]
+    assert cited.replace("\\", "") in ("p. 1", "p. 2", "pp. 1\u20132")
+
+
+def test_the_other_documents_have_no_pages() -> None:
+    at = upload(FILES)
+    for doc in ("handbook", "faq"):
+        at.selectbox(key="doc").set_value(doc).run()
+        assert not at.exception
+        assert not any('class="cbx-pb"' in h.value for h in at.html)
+        assert not any("Pages of the PDF" in str(t.value) for t in at.table)
+
+
+def test_the_ranked_view_cites_each_hits_page() -> None:
+    data = pdf_bytes()
+    entry = {"source_id": "guide", "version": "1", "path": "guide.pdf", "sha256": sha256_hex(data)}
+    record = decode_source(entry, data)  # type: ignore[arg-type]
+    config = make_config("heading-aware", 220)
+    index = build_index([record], config)
+    chunk = index["chunks"][2]
+    result = {
+        "id": "q",
+        "source_id": "other",
+        "references": [{"start": 0, "end": 5}],
+        "retrieved": [
+            {
+                "chunk_id": chunk["chunk_id"],
+                "source_id": "guide",
+                "start": chunk["start"],
+                "end": chunk["end"],
+                "rank": 1,
+                "score": 1.0,
+                "pages": chunk["pages"],
+            }
+        ],
+        "recall": 0.0,
+        "precision": 0.0,
+        "iou": 0.0,
+        "hit": False,
+    }
+    html = render_ranked_view(
+        "other text",
+        "heading-aware",
+        config.as_json(),
+        index,
+        result,  # type: ignore[arg-type]
+    )
+    assert f"[{chunk['start']:,}, {chunk['end']:,}) (p. 2)" in html
+
+
+def test_a_scanned_pdf_dropped_in_the_app_says_to_run_ocr() -> None:
+    at = upload([*FILES, ("scan.pdf", scanned_pdf_bytes(), "application/pdf")])
+    said = " ".join(m.value for m in at.markdown)
+    assert "no\\_text\\_layer" in said and "run OCR on it first" in said
