@@ -22,6 +22,7 @@ from explorer import (
     DocumentRecord,
     Exploration,
     ExplorerError,
+    Index,
     Limits,
     LoadResult,
     Manifest,
@@ -36,6 +37,7 @@ from explorer import (
 )
 from explorer.checking.checks import checks_key, new_check
 from explorer.checking.chunk_map import build_chunk_map
+from explorer.chunking.config import DEFAULT_GRAMMAR
 from explorer.checking.flags import FLAG_WORDS, FLAGS, index_flags
 from explorer.digests import canonical_json, sha
 from explorer.grammars import Grammar
@@ -45,10 +47,11 @@ from explorer.sources.uploads import (
     Bundle,
     bundle_from_uploads,
     bundle_zip,
+    latest_uploads,
     manifest_json,
     pasted_bundle,
 )
-from explorer.view.display import file_name_part, markdown_literal
+from explorer.view.display import count_words, file_name_part, markdown_literal, size_words
 from explorer.view.paging import PAGE_CHARS, pages
 from explorer.view.render import LEGEND, STYLE, highlights, render_view
 from ui.chunk_files import (
@@ -59,7 +62,7 @@ from ui.chunk_files import (
     show_import_notes,
     with_other_pipelines,
 )
-from ui.columns import column_controls, seed_columns
+from ui.columns import GRAMMAR, column_controls, seed_columns
 from ui.common import show_error
 from ui.detail import show_detail
 from ui.documents import show_documents, show_drafted
@@ -70,13 +73,17 @@ from ui.retrieval import retrieval_page
 from ui.scoreboard import show_scoreboard
 
 FIXTURE_MANIFEST = Path(__file__).resolve().parent / "fixtures" / "aster" / "manifest.json"
-SOURCES = ("Bundled example", "Upload a manifest", "Paste text")
+SOURCES = ("Bundled example", "Upload files", "Paste text")
 # How the documents load: under the grammar the columns cut them with.
 Loader = Callable[[Grammar], LoadResult]
 SIZE_RANGE = (1, 2000)  # what a size slider offers; the command line takes up to 1,000,000
 # What one person can type: a name or label, a quote, a pasted document (its bytes are
 # limited again when it loads), and the checks added to one set of documents.
 MAX_NAME_CHARS, MAX_QUOTE_CHARS, MAX_PASTE_CHARS = 200, 10_000, DEFAULT_MAX_DOCUMENT_BYTES
+PASTE_LABELS = {
+    "v1": "Markdown text (under grammar v1, starting with a # heading)",
+    "markdown": "Markdown text (CommonMark; a heading is not needed)",
+}
 PASTE_EXAMPLE = """# Rotating an API key
 
 ## Rotate
@@ -200,17 +207,25 @@ def choose_source(
         )
         if not uploads:
             st.info(
-                "Upload a manifest and the files it lists (or one .zip) in the sidebar, or "
+                "Upload files and the files it lists (or one .zip) in the sidebar, or "
                 "just .md / .txt files: a manifest is then built for them. Every file is "
                 "checked against its SHA-256 before it is read."
             )
             return None
+        uploads, doubled = latest_uploads(uploads)
+        if doubled:
+            st.warning(
+                "Dropped more than once: "
+                + ", ".join(markdown_literal(name) for name in doubled)
+                + ". The last one dropped of each is used; remove the others from the list "
+                "under the uploader (✕)."
+            )
         bundle = bundle_from_uploads(uploads)
         if bundle.drafted:
             show_drafted(bundle)
     else:
         text = sidebar.text_area(
-            "Markdown text (under grammar v1, starting with a # heading)",
+            PASTE_LABELS[st.session_state.get(GRAMMAR, DEFAULT_GRAMMAR)],
             PASTE_EXAMPLE,
             height=260,
             max_chars=MAX_PASTE_CHARS,
@@ -356,7 +371,7 @@ def report_json(exploration: Exploration) -> str:
     return dump_json(exploration.report)
 
 
-def validate_upload() -> None:
+def validate_upload(load: LoadResult) -> None:
     upload = st.file_uploader("Validate an index JSON", type=["json"], key="validate_upload")
     if upload is None:
         return
@@ -365,11 +380,30 @@ def validate_upload() -> None:
     except ExplorerError as error:
         show_error(error)
         return
-    config = index["config"]
-    st.success(
-        f"**valid** `{index['index_id']}` · {config['strategy']} "
-        f"(max_chars {config['max_chars']}) · {len(index['documents'])} documents · "
-        f"{len(index['chunks'])} chunks"
+    st.success(validation_words(index, load))
+
+
+def validation_words(index: Index, load: LoadResult) -> str:
+    """What a valid index is, and what it was checked against: the text it carries (its
+    chunks are what its config rebuilds from it), and whether that text is the text of
+    the documents loaded here."""
+    documents = index["documents"]
+    here = {d["source_id"]: d["normalized_text_sha256"] for d in load.documents}
+    same = sum(1 for d in documents if here.get(d["source_id"]) == d["normalized_text_sha256"])
+    chunks = len(index["chunks"])
+    what = (
+        f"**valid** `{index['index_id']}` · {index['config']['strategy']} "
+        f"({size_words(index['config'])}) · {count_words(len(documents), 'document')} · "
+        f"{count_words(chunks, 'chunk')}. Checked against itself: every chunk is what its "
+        "config rebuilds from the text the index carries"
+    )
+    if same == len(documents):
+        return what + ", which is the text of the documents loaded here."
+    if same == 0:
+        return what + ". None of its documents is loaded here, so it says nothing about them."
+    return (
+        what + f"; {same:,} of its {len(documents):,} documents are loaded here with the "
+        "same text, the others are not."
     )
 
 
@@ -521,7 +555,7 @@ def explore_page(
     show_documents(load, files, exploration.skipped)
     st.subheader("Download and validate")
     downloads(exploration, exploration.document(doc))
-    validate_upload()
+    validate_upload(load)
 
 
 page()

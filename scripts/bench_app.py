@@ -157,7 +157,7 @@ def run_upload(browser: Browser, url: str, archive: Path) -> tuple[float, str]:
     page.goto(url)
     page.wait_for_selector(IDLE, timeout=60_000)
     began = time.perf_counter()
-    page.get_by_text("Upload a manifest", exact=True).click()
+    page.get_by_text("Upload files", exact=True).click()
     page.locator(UPLOAD).set_input_files(str(archive))
     page.wait_for_timeout(1500)
     page.wait_for_selector(IDLE, timeout=900_000)

@@ -124,7 +124,7 @@ def open_long(page: Page, folder: Path, manifest: dict[str, Any], text: str) -> 
     """The app on a long document (`long.md` of `manifest`), its first page drawn."""
     (folder / "long.md").write_text(text)
     (folder / "manifest.json").write_text(json.dumps(manifest))
-    choose_source(page, "Upload a manifest", SIDEBAR_UPLOAD)
+    choose_source(page, "Upload files", SIDEBAR_UPLOAD)
     page.locator(SIDEBAR_UPLOAD).set_input_files(
         [str(folder / "manifest.json"), str(folder / "long.md")]
     )

@@ -41,7 +41,7 @@ from explorer.retrieval.evaluate import (
     parse_questions,
     sweep_columns,
 )
-from explorer.view.display import markdown_literal, markdown_rows, plain_text
+from explorer.view.display import count_words, markdown_literal, markdown_rows, plain_text
 from explorer.view.render import RANKED_LEGEND, RANKED_STYLE, render_ranked_view
 
 from .common import show_error
@@ -452,7 +452,7 @@ def retrieval_page(
         if evaluation is not None:
             st.subheader("Retrieval scoreboard")
             st.caption(
-                f"{len(questions.questions):,} questions, the top {k} chunks of each column's "
+                f"{count_words(len(questions.questions), 'question')}, the top {k} chunks of each column's "
                 f"whole index by {retriever}. Recall: how much of each answer was retrieved; "
                 "precision: how much of what was retrieved is answer; IoU: both at once; hit "
                 "rate: the share of questions whose whole answer sits in one retrieved chunk."
