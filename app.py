@@ -37,8 +37,8 @@ from explorer import (
 )
 from explorer.checking.checks import checks_key, new_check
 from explorer.checking.chunk_map import build_chunk_map
+from explorer.checking.flags import FLAG_WORDS, FLAGS, colour_flags, index_flags, only_flags
 from explorer.chunking.config import DEFAULT_GRAMMAR
-from explorer.checking.flags import FLAG_WORDS, FLAGS, index_flags
 from explorer.digests import canonical_json, sha
 from explorer.grammars import Grammar
 from explorer.jsonio import dump_json
@@ -51,7 +51,13 @@ from explorer.sources.uploads import (
     manifest_json,
     pasted_bundle,
 )
-from explorer.view.display import count_words, file_name_part, markdown_literal, size_words
+from explorer.view.display import (
+    count_words,
+    file_name_part,
+    markdown_literal,
+    plain_text,
+    size_words,
+)
 from explorer.view.paging import PAGE_CHARS, pages
 from explorer.view.render import LEGEND, STYLE, highlights, render_view
 from ui.chunk_files import (
@@ -63,7 +69,7 @@ from ui.chunk_files import (
     with_other_pipelines,
 )
 from ui.columns import GRAMMAR, column_controls, seed_columns
-from ui.common import show_error
+from ui.common import QUOTE_HELP, show_error
 from ui.detail import show_detail
 from ui.documents import show_documents, show_drafted
 from ui.index_tab import index_page
@@ -155,9 +161,11 @@ def flags_cached(
 @st.cache_data(show_spinner="Drawing…", max_entries=6, ttl=CACHE_TTL)
 def view_cached(
     index_id: str,
+    name: str,
     checks: str,
     source_id: str,
     shown: frozenset[str],
+    colours: tuple[frozenset[str], bool],
     window: tuple[int, int] | None,
     _text: str,
     _column: Column,
@@ -205,11 +213,13 @@ def choose_source(
             help=f"Each document may hold up to {DEFAULT_MAX_DOCUMENT_BYTES // 2**20} MiB here "
             "(the command line reads larger ones with --max-document-bytes).",
         )
-        if not uploads:
+        if uploads:
+            st.session_state["first_dropped"] = uploads[0].name
+        else:
             st.info(
-                "Upload files and the files it lists (or one .zip) in the sidebar, or "
-                "just .md / .txt files: a manifest is then built for them. Every file is "
-                "checked against its SHA-256 before it is read."
+                "Drop .md / .txt files in the sidebar (a manifest is built for them), or a "
+                "manifest.json with the files it lists, or one .zip. Every file is checked "
+                "against its SHA-256 before it is read."
             )
             return None
         uploads, doubled = latest_uploads(uploads)
@@ -282,10 +292,12 @@ def span_form(text: str, source_id: str, taken: set[str], added: list[dict[str, 
                 f"Span {side.upper()} label", label, MAX_NAME_CHARS, key=f"check_{side}_label"
             )
             if mode == "Quote":
-                quote = columns[1].text_input(
-                    f"Span {side.upper()} quote (exact text, once)",
+                quote = columns[1].text_area(
+                    f"Span {side.upper()} quote (occurs once in the document)",
                     max_chars=MAX_QUOTE_CHARS,
                     key=f"check_{side}_quote",
+                    height=68,
+                    help=QUOTE_HELP,
                 )
                 if quote:
                     spans.append({"label": span_label, "quote": quote})
@@ -452,6 +464,7 @@ def page_picker(bounds: Sequence[tuple[int, int]]) -> tuple[int, int] | None:
     """A long document is drawn a page at a time (whole sections, `PAGE_CHARS` at most;
     `bounds` are its `pages`), the same page in every view; None when it fits on one."""
     if len(bounds) == 1:
+        st.caption(f"The whole document fits on one page ({bounds[-1][1]:,} characters).")
         return None
     if not 1 <= st.session_state.get("page", 1) <= len(bounds):
         st.session_state["page"] = 1
@@ -474,7 +487,8 @@ def explore_page(
     files: Mapping[str, bytes],
     settings: Settings,
 ) -> None:
-    """The views of one document, the containment table, checks and downloads."""
+    """The document and the views of it first, then the chunk detail, the scoreboard,
+    checks and downloads."""
     failed = load.failures
     if failed:
         st.warning(
@@ -486,8 +500,7 @@ def explore_page(
         show_documents(load, files)
         return
     source_ids = [d["source_id"] for d in load.documents]
-    if st.session_state.get("doc") not in source_ids:
-        st.session_state["doc"] = source_ids[0]
+    first_document(key, manifest, source_ids)
     linked = st.session_state.pop("link_doc", None)
     if linked is not None and linked not in source_ids:
         st.warning(
@@ -495,7 +508,13 @@ def explore_page(
             f"among these documents: showing {markdown_literal(repr(source_ids[0]))}. A link "
             "keeps the settings, not uploaded or pasted text: upload or paste it again."
         )
-    doc = st.sidebar.selectbox("Document", source_ids, key="doc")
+    doc_place, page_place = st.columns([3, 2], vertical_alignment="bottom")
+    doc = doc_place.selectbox(
+        f"Document ({count_words(len(source_ids), 'document')} loaded)",
+        source_ids,
+        key="doc",
+        format_func=plain_text,
+    )
     wanted = {"doc": doc, **settings.to_query()}
     if st.query_params.to_dict() != wanted:  # rewrite the link only when it changes
         st.query_params.from_dict(wanted)
@@ -512,42 +531,44 @@ def explore_page(
 
     columns = exploration.columns
     flagged = {c.name: flags_cached(c.result["index_id"], exploration, c) for c in columns}
-    show_scoreboard(exploration)
     show_import_notes(columns)
-    shown = frozenset(
-        st.multiselect(
-            "Highlight chunks flagged",
-            FLAGS,
-            format_func=FLAG_WORDS.__getitem__,
-            key="flag_filter",
-            placeholder="any flag: choose to dim the other chunks",
-        )
-    )
+    shown_names = views_shown([c.name for c in columns])
+    colours, shown = flag_choices()
+    coloured = {
+        c.name: only_flags(flagged[c.name], colour_flags(c.config.strategy, *colours))
+        for c in columns
+    }
     st.html(LEGEND)
     text, marks_key = exploration.text(doc), checks_key(exploration.checks)
     bounds = pages(text)
-    turn_page(doc, len(text), bounds, columns, flagged, shown)
-    window = page_picker(bounds)
-    for place, column in zip(st.columns(len(columns)), columns, strict=True):
+    turn_page(doc, len(text), bounds, columns, coloured, shown)
+    with page_place:
+        window = page_picker(bounds)
+    drawn = [column for column in columns if column.name in shown_names]
+    if not drawn:
+        st.info("Every view is hidden: choose the views to show above.")
+    for place, column in zip(st.columns(max(len(drawn), 1)), drawn, strict=False):
         with place:
-            index_id = column.result["index_id"]
             st.html(
                 view_cached(
-                    index_id,
+                    column.result["index_id"],
+                    column.name,
                     marks_key,
                     doc,
                     shown,
+                    colours,
                     window,
                     text,
                     column,
                     exploration.checks,
-                    flagged[column.name],
+                    coloured[column.name],
                 )
             )
     navigator()
 
     st.subheader("Chunk detail")
     show_detail(exploration, doc, flagged, bounds)
+    show_scoreboard(exploration)
     st.subheader("Span checks")
     show_checks(added, [c.id for c in manifest.span_checks])
     span_form(text, doc, {c.id for c in exploration.checks}, added)
@@ -556,6 +577,70 @@ def explore_page(
     st.subheader("Download and validate")
     downloads(exploration, exploration.document(doc))
     validate_upload(load)
+
+
+def first_document(key: str, manifest: Manifest, source_ids: Sequence[str]) -> None:
+    """New documents open on the first one dropped (a manifest's first, otherwise); the
+    same documents keep the one chosen, and a link's document is kept."""
+    if st.session_state.get("doc_key") != key:
+        st.session_state["doc_key"] = key
+        if "link_doc" not in st.session_state or st.session_state.get("doc") not in source_ids:
+            dropped = st.session_state.get("first_dropped")
+            paths = {d["path"]: d["source_id"] for d in manifest.documents}
+            first = paths.get(dropped) if isinstance(dropped, str) else None
+            st.session_state["doc"] = first if first in source_ids else source_ids[0]
+    if st.session_state.get("doc") not in source_ids:
+        st.session_state["doc"] = source_ids[0]
+
+
+def views_shown(names: Sequence[str]) -> list[str]:
+    """The views to draw: every column but those the user hid (a new or renamed column
+    shows). The scoreboard, the matrix and the detail keep every column."""
+    hidden = set(st.session_state.get("views_hidden", ()))
+    st.session_state["views_shown"] = [name for name in names if name not in hidden]
+    return st.multiselect(
+        "Views shown (hide some to give the others room; the scoreboard keeps every column)",
+        list(names),
+        key="views_shown",
+        format_func=plain_text,
+        on_change=_hide_views,
+        args=(list(names),),
+    )
+
+
+def _hide_views(names: list[str]) -> None:
+    """The multiselect's callback: the views left out are hidden until shown again."""
+    shown = set(st.session_state["views_shown"])
+    st.session_state["views_hidden"] = [name for name in names if name not in shown]
+
+
+def flag_choices() -> tuple[tuple[frozenset[str], bool], frozenset[str]]:
+    """Which flags colour the badges (and whether what a policy does by design is left
+    out), and the flags the filter dims the other chunks by."""
+    left, middle, right = st.columns([3, 2, 3], vertical_alignment="bottom")
+    chosen = left.multiselect(
+        "Flags that colour the badges",
+        FLAGS,
+        default=list(FLAGS),
+        format_func=FLAG_WORDS.__getitem__,
+        key="flag_colours",
+        help="The scoreboard counts every flag, each in its own column.",
+    )
+    by_design = middle.toggle(
+        "Not what a policy does by design",
+        value=True,
+        key="flag_by_design",
+        help="A fixed-char window cuts wherever its size ends: its cuts mid-sentence and "
+        "inside code blocks are left out of its badges.",
+    )
+    shown = right.multiselect(
+        "Highlight chunks flagged",
+        FLAGS,
+        format_func=FLAG_WORDS.__getitem__,
+        key="flag_filter",
+        placeholder="any flag: choose to dim the other chunks",
+    )
+    return (frozenset(chosen), by_design), frozenset(shown)
 
 
 page()

@@ -246,7 +246,7 @@ def test_user_text_in_an_error_and_a_table_is_shown_as_text(page: Page) -> None:
     """Streamlit renders alerts and table cells as Markdown: user text must stay text (the
     fixture's teardown fails if the image below was requested)."""
     quote = "![pixel](http://evil.example/p.png) [fake](http://evil.example) :material/home: `x`"
-    page.get_by_label("Span A quote (exact text, once)").fill(quote)
+    page.get_by_label("Span A quote (occurs once in the document)").fill(quote)
     page.get_by_role("button", name="Add check").click()
     alert = page.locator("[data-testid='stAlert']", has_text="span_quote_not_found")
     expect(alert).to_be_visible(timeout=30_000)
@@ -256,7 +256,7 @@ def test_user_text_in_an_error_and_a_table_is_shown_as_text(page: Page) -> None:
 
     page.get_by_label("Check name").fill("rtl")
     page.get_by_label("Span A label").fill("\u202eevil")
-    page.get_by_label("Span A quote (exact text, once)").fill("Listing documents")
+    page.get_by_label("Span A quote (occurs once in the document)").fill("Listing documents")
     page.get_by_role("button", name="Add check").click()
     row = page.locator(".cbx-matrix tbody tr", has_text="rtl").first
     expect(row).to_contain_text("\\u202eevil: ", timeout=30_000)

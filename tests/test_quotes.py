@@ -10,7 +10,10 @@ from hypothesis import strategies as st
 from explorer import ErrorCode, ExplorerError
 from explorer.checking.checks import fold_quote, locate_quote
 
-TEXT = "Only rotate after the new key\n  is deployed \u2014 everywhere; the \u2018old\u2019 key stops.\n\nEnd  now"
+TEXT = (
+    "Only rotate after the new key\n  is deployed \u2014 everywhere; the \u2018old\u2019 "
+    "key stops.\n\nEnd  now"
+)
 
 
 def placed(quote: str) -> str:

@@ -24,8 +24,8 @@ def show_drafted(bundle: Bundle) -> None:
     st.info(
         f"No manifest came with these files, so one was built: "
         f"{count_words(len(documents), 'document')}, "
-        + ("pinned to the SHA-256 of its bytes" if len(documents) == 1 else "each pinned to the SHA-256 of its bytes")
-        + ". Download it to keep it and to "
+        + ("" if len(documents) == 1 else "each ")
+        + "pinned to the SHA-256 of its bytes. Download it to keep it and to "
         "add span checks (on the command line: `python -m explorer manifest DIR`)."
     )
     with st.expander("The built manifest", expanded=False):

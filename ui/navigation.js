@@ -1,6 +1,6 @@
 // Navigation in the views (ui/navigation.py mounts this as a component with no body):
-// the minimap jumps, the boundary and match steps, the matrix's span jumps, and synchronized
-// scrolling. The views are plain HTML that Streamlit replaces on a rerun, so little is
+// the minimap jumps, the boundary and match steps, the matrix's span jumps, a click on a
+// chunk that opens its detail (trigger `inspect`), and synchronized scrolling. The views are plain HTML that Streamlit replaces on a rerun, so little is
 // kept about them: the place they show (a redrawn view is put back there), and each
 // place is found when it is needed by the offsets the views carry (`data-o` on each
 // piece: its first character; `data-at` on a chunk's badge). A place on a page the
@@ -181,8 +181,40 @@ function step(button) {
     const request = { offset: from, column: view.dataset.policy, step: direction };
     ask(match ? { ...request, match: true } : request);
   } else {
+    const before = doc.scrollTop;
     jump(found);
+    if (doc.scrollTop === before) reached(view, doc, found);
   }
+}
+
+// A step whose chunk start is already on screen and that cannot scroll the view (its end
+// is shown) would look dead: mark the chunk it reached, and say where it is.
+function reached(view, doc, offset) {
+  doc.querySelectorAll(".cbx-reached").forEach((badge) => badge.classList.remove("cbx-reached"));
+  const badge = doc.querySelector(`.cbx-n[data-at="${offset}"]`);
+  if (!badge) return;
+  badge.classList.add("cbx-reached");
+  nav.anchors.set(doc, { offset, top: doc.scrollTop });
+  let note = view.querySelector(".cbx-note-step");
+  if (!note) {
+    note = document.createElement("span");
+    note.className = "cbx-note-step";
+    note.setAttribute("role", "status");
+    view.querySelector(".cbx-steps")?.after(note);
+  }
+  const rows = doc.getBoundingClientRect();
+  const line = Math.round(badge.getBoundingClientRect().top - rows.top);
+  note.textContent = `chunk ${badge.dataset.n} starts here, ${line} px down this view, marked in blue (the view cannot scroll further)`;
+}
+
+// A click on a chunk (its text or its badge) opens it in the chunk detail; a click that
+// ends a text selection does not.
+function inspect(target) {
+  const piece = target.closest(`${VIEW} .cbx-doc .cbx-k[data-c], ${VIEW} .cbx-doc .cbx-n[data-n]`);
+  if (!piece || !window.getSelection()?.isCollapsed) return false;
+  const order = Number(piece.dataset.c ?? piece.dataset.n);
+  nav.send?.("inspect", { column: piece.closest(VIEW).dataset.policy, order });
+  return true;
 }
 
 function onMapClick(map, event) {
@@ -281,6 +313,7 @@ function install() {
     if (map) onMapClick(map, event);
     else if (button) step(button);
     else if (span) jump(Number(span.dataset.at), span.dataset.doc);
+    else if (target) inspect(target);
   });
 }
 

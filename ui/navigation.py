@@ -1,6 +1,7 @@
 """Navigation in the views: the script that makes the minimaps, the boundary and match
 steps and the matrix's span buttons jump, and that scrolls the views together (`navigation.js`).
 
+A click on a chunk comes here as the `inspect` trigger and opens it in the chunk detail.
 A jump within the page the views draw happens in the browser alone. A jump elsewhere
 (another page, another document, a boundary beyond the page) comes here as the
 component's `jump` trigger: the callback turns the document, `turn_page` the page, and
@@ -31,6 +32,22 @@ def _on_jump() -> None:
         st.session_state["nav_request"] = dict(request)
         if isinstance(request.get("doc"), str):
             st.session_state["doc"] = request["doc"]
+
+
+def _on_inspect() -> None:
+    """Before the rerun: a click on a chunk in a view opens it in the chunk detail (the
+    detail refuses a column or an order it does not have, as it does any stale one)."""
+    request = st.session_state[KEY]["inspect"]
+    if not isinstance(request, Mapping):
+        return
+    column, order = request.get("column"), request.get("order")
+    if isinstance(column, str) and type(order) is int and order >= 0:
+        st.session_state["detail_column"] = column
+        st.session_state["detail_order"] = order
+        st.toast(
+            f"Chunk {order:,} of {markdown_literal(column)} is open under Chunk detail, "
+            "below the views."
+        )
 
 
 def request_jump(offset: int) -> None:
@@ -92,5 +109,6 @@ def navigator() -> None:
         key=KEY,
         data={"target": st.session_state.get("nav_target")},
         on_jump_change=_on_jump,
+        on_inspect_change=_on_inspect,
         height=0,
     )
