@@ -617,7 +617,7 @@ def _hide_views(names: list[str]) -> None:
 def flag_choices() -> tuple[tuple[frozenset[str], bool], frozenset[str]]:
     """Which flags colour the badges (and whether what a policy does by design is left
     out), and the flags the filter dims the other chunks by."""
-    left, middle, right = st.columns([3, 2, 3], vertical_alignment="bottom")
+    left, middle, right = st.columns([4, 2, 3], vertical_alignment="bottom")
     chosen = left.multiselect(
         "Flags that colour the badges",
         FLAGS,
