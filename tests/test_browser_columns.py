@@ -14,9 +14,10 @@ SIDEBAR = "[data-testid='stSidebar']"
 
 def column_names(page: Page, count: int) -> list[str]:
     """The scoreboard's column names, once it has `count` rows."""
-    rows = page.locator("[data-testid='stTable'] table").first.locator("tbody tr")
+    rows = page.locator("[data-testid='stTable'] table", has_text="Checks kept").first.locator(
+        "tbody tr"
+    )
     expect(rows).to_have_count(count, timeout=30_000)
-    # a name is shown as literal text: a word joiner keeps `@440` from reading as a mention
     return [table_cell(page, row, 0) for row in range(count)]
 
 
