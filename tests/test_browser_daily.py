@@ -3,13 +3,17 @@ a click on a chunk, widths, a step that cannot scroll, the busy notice, a narrow
 
 from __future__ import annotations
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import FilePayload, Page, expect
 
 from tests.test_browser import app_url, browser, page, wait_idle
 
 __all__ = ["app_url", "browser", "page"]  # the fixtures, shared with test_browser
 
 FIVE = "?columns=fixed-char:500;paragraph;heading-aware:220;heading-aware:1000&semchunk=300"
+
+CHIP = FilePayload(
+    name="a-rather-long-file-name-for-a-chip.md", mimeType="text/markdown", buffer=b"# A\n\nx\n"
+)
 
 
 def open_at(page: Page, url: str, width: int, query: str = "") -> None:
@@ -85,15 +89,7 @@ def test_at_900_px_the_chip_fits_and_the_matrix_says_it_scrolls(page: Page, app_
     page.get_by_text("Upload files", exact=True).click()
     page.locator(
         "[data-testid='stSidebar'] .st-key-upload [data-testid='stFileUploaderDropzoneInput']"
-    ).set_input_files(
-        files=[
-            {
-                "name": "a-rather-long-file-name-for-a-chip.md",
-                "mimeType": "text/markdown",
-                "buffer": b"# A\n\nText.\n",
-            }
-        ]
-    )
+    ).set_input_files(files=[CHIP])
     chip = page.locator("[data-testid='stFileChip']").first
     expect(chip).to_be_visible(timeout=30_000)
     sidebar = page.locator("[data-testid='stSidebar']").bounding_box()

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 
 import streamlit as st
 
-from explorer import Exploration
+from explorer import ChunkRecord, Exploration
 from explorer.view.detail import chunk_facts, chunk_list
 from explorer.view.display import markdown_rows, plain_text
 from explorer.view.paging import page_of
@@ -16,6 +16,15 @@ from explorer.view.render import chunk_text_html
 from ui.navigation import request_jump
 
 LIST = "chunk_list"
+
+
+@st.cache_data(show_spinner=False, max_entries=6, ttl="10m")
+def listed(
+    index_id: str, doc: str, _chunks: Sequence[ChunkRecord], _flags: Sequence[tuple[str, ...]]
+) -> list[dict[str, object]]:
+    """The chunk list of one column's chunks in one document (the index id names both
+    the documents and the config)."""
+    return chunk_list(_chunks, _flags)
 
 
 def _pick_row(orders: Sequence[int]) -> None:
@@ -84,7 +93,7 @@ def show_detail(
     with st.expander(f"Every chunk of {name} in this document ({len(own):,}): search, pick"):
         st.caption("Search with the magnifier above the list; pick a row to open its chunk.")
         st.dataframe(
-            chunk_list(own, [flagged[name][i] for i in positions]),
+            listed(column.result["index_id"], doc, own, [flagged[name][i] for i in positions]),
             key=LIST,
             on_select=lambda: _pick_row([c["order"] for c in own]),
             selection_mode="single-row",

@@ -42,6 +42,8 @@ EXPLICIT_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
 def visible_controls(text: str) -> str:
     """Control and bidi-formatting characters spelled out (`\\n`, `\\u202e`), so a line
     break cannot start a heading and an override cannot reverse its neighbours."""
+    if text.isascii() and text.isprintable():  # no control, no bidi format character
+        return text
     return "".join(
         _SHORT.get(c, f"\\u{ord(c):04x}")
         if unicodedata.category(c) == "Cc" or unicodedata.bidirectional(c) in _EXPLICIT
@@ -52,6 +54,8 @@ def visible_controls(text: str) -> str:
 
 def isolate(text: str) -> str:
     """Wrap text that could reorder its surroundings in FSI…PDI (a bidi isolate)."""
+    if text.isascii():  # ASCII holds no right-to-left letter and no bidi control
+        return text
     if any(unicodedata.bidirectional(c) in _REORDERING for c in text):
         return f"{FSI}{text}{PDI}"
     return text
