@@ -195,16 +195,16 @@ def settings_from_link() -> None:
 
 def choose_source(
     sidebar: DeltaGenerator,
-) -> tuple[str, Loader, Manifest, Mapping[str, bytes]] | None:
+) -> tuple[str, Loader, Manifest, Mapping[str, bytes], bool] | None:
     """The documents to explore: (cache key, how to load them, the manifest, the bytes
-    that came for each path)."""
+    that came for each path, whether the manifest was built here for plain files)."""
     source = sidebar.radio("Documents", SOURCES, key="source")
     if source == SOURCES[0]:
         data = FIXTURE_MANIFEST.read_bytes()
         manifest = parse_manifest(data)
         reader = DirectoryReader(FIXTURE_MANIFEST.parent)
         sidebar.caption("The seed's synthetic Aster API contracts, two versions.")
-        return sha(data.decode()), _loader(manifest, reader), manifest, {}
+        return sha(data.decode()), _loader(manifest, reader), manifest, {}, False
     if source == SOURCES[1]:
         uploads = sidebar.file_uploader(
             "manifest.json with its files, one .zip, or plain .md / .txt files",
@@ -258,7 +258,7 @@ def choose_source(
             key="dl_paste_zip",
             on_click="ignore",
         )
-    return bundle.key, bundle_loader(bundle), bundle.manifest, bundle.files
+    return bundle.key, bundle_loader(bundle), bundle.manifest, bundle.files, bundle.drafted
 
 
 def _loader(manifest: Manifest, reader: DirectoryReader | MappingReader) -> Loader:
@@ -441,7 +441,7 @@ def page() -> None:
         chosen = choose_source(sources)
         if chosen is None:
             return
-        key, loader, manifest, files = chosen
+        key, loader, manifest, files, drafted = chosen
         settings = with_other_pipelines(ours, live, chunk_file_uploads(sources))
         grammar = settings.grammar
         load = load_cached(f"{key}:{grammar.name}", partial(loader, grammar))
@@ -454,7 +454,7 @@ def page() -> None:
     with explore_tab:
         explore_page(key, manifest, load, files, settings)
     with index_tab:
-        index_page(manifest, load, settings)
+        index_page(manifest, load, settings, drafted)
     with retrieval_tab:
         retrieval_page(key, manifest, load, settings, cached_runner(key))
     st.caption(f"Server time for this view: {time.perf_counter() - began:.3f} s")

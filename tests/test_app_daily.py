@@ -5,13 +5,26 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from explorer import ChunkConfig, DirectoryReader, build_index, load_documents, parse_manifest
 from explorer.chunking.policies import make_config
 from explorer.jsonio import dump_json
 from tests.conftest import FIXTURE, MANIFEST
-from tests.test_app import PASTE, UPLOAD, add_check, errors, matrix, rows, shown, start
+from tests.test_app import (
+    PASTE,
+    UPLOAD,
+    add_check,
+    errors,
+    matrix,
+    private_index,
+    rows,
+    shown,
+    start,
+)
+
+__all__ = ["private_index"]  # each test's persistent index is its own
 
 
 def views(at: AppTest) -> dict[str, str]:
@@ -214,3 +227,33 @@ def test_one_document_is_not_each_pinned_and_the_paste_box_names_its_grammar() -
     at.radio(key="grammar").set_value("markdown").run()
     assert "grammar v1" not in at.text_area(key="paste").label
     assert "Upload files" in at.radio(key="source").options
+
+
+# -- 10. the persistent index for plain files ---------------------------------------------------
+
+PLAIN = [(f"{n}.md", f"# {n}\n\nAll about {n}.\n".encode(), "text/markdown") for n in "abc"]
+
+
+def test_plain_files_say_this_upload_is_the_whole_set_with_a_preview(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("EXPLORER_ALLOW_DELETIONS", "true")
+    at = start()
+    at.radio(key="source").set_value(UPLOAD).run()
+    at.file_uploader(key="upload").set_value(PLAIN).run()
+    at.button(key="ingest").click().run()
+    assert any("added 3" in s.value for s in at.success)
+    at.file_uploader(key="upload").set_value(PLAIN[:2]).run()
+    assert not at.checkbox(key="whole_set").value  # nothing is deleted unless asked
+    at.checkbox(key="whole_set").check().run()
+    [preview] = [shown(w.value) for w in at.warning if "will delete" in w.value]
+    assert "1 document" in preview and "c (default)" in preview
+    at.button(key="ingest").click().run()
+    assert any("unchanged 2, failed 0, deleted 1" in s.value for s in at.success)
+
+
+def test_the_whole_set_is_offered_only_where_deletions_are_allowed() -> None:
+    at = start()  # a shared index: deletions off unless the server allows them
+    at.radio(key="source").set_value(UPLOAD).run()
+    at.file_uploader(key="upload").set_value(PLAIN).run()
+    assert at.checkbox(key="whole_set").disabled

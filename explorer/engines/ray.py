@@ -62,7 +62,6 @@ from ..retrieval.evaluate import (
     QuestionSet,
     RetrieverName,
     bm25_scores,
-    bm25_terms,
     cosines,
     embedded,
     evaluation_of,
@@ -72,6 +71,7 @@ from ..retrieval.evaluate import (
     summarize,
     top_k,
 )
+from ..retrieval.terms import bm25_terms
 from ..sources.documents import DocumentRecord
 from ..sources.loading import (
     DocumentStatus,

@@ -14,8 +14,6 @@ question; the top k are taken, ties broken by chunk order so results are reprodu
 
 from __future__ import annotations
 
-import importlib
-import logging
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -44,6 +42,7 @@ from ..models import (
 from ..pipeline import Settings
 from ..sources.loading import LoadResult
 from ..sources.manifest import ManifestSpan, require_one_form, span_schema
+from .terms import bm25_terms
 
 EVALUATION_VERSION = 1
 DEFAULT_K = 5
@@ -268,17 +267,6 @@ class Retriever(Protocol):
 
 
 BM25_K1, BM25_B = 1.5, 0.75
-
-
-def bm25_terms(texts: Sequence[str]) -> list[list[str]]:
-    """Each text's words as BM25 counts them (see `BM25`), in order."""
-    bm25s = importlib.import_module("bm25s")
-    logging.getLogger("bm25s").setLevel(logging.WARNING)
-    stemmer = importlib.import_module("Stemmer").Stemmer("english")
-    terms: list[list[str]] = bm25s.tokenize(
-        list(texts), stopwords="en", stemmer=stemmer, return_ids=False, show_progress=False
-    )
-    return terms
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from ..sources.manifest import Manifest
 from . import queries
 from .apply import Checkpoint, RunSummary, apply_plan, no_checkpoint
 from .lock import RUN_WAIT_SECONDS, run_in_progress, run_lock
-from .plan import StatusRow, check_scope, plan_run
+from .plan import Key, StatusRow, check_scope, deletions, plan_run
 from .queries import Failure, Hit, Receipt, RunRow, SearchMode
 from .schema import connect, storage_error
 
@@ -79,6 +79,12 @@ class Store:
             plan = plan_run(manifest, load, digest(config.as_json()), served, name)
             check_scope(plan, tenants, allow_deletions)
             return apply_plan(self._db, plan, config, embedder, checkpoint)
+
+    @_translated
+    def would_delete(self, manifest: Manifest) -> list[Key]:
+        """The (tenant, source_id) a run of `manifest` would delete now: a preview, nothing
+        is written."""
+        return deletions(manifest, queries.served_versions(self._db))
 
     @_translated
     def search(
