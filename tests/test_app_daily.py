@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -257,3 +258,10 @@ def test_the_whole_set_is_offered_only_where_deletions_are_allowed() -> None:
     at.radio(key="source").set_value(UPLOAD).run()
     at.file_uploader(key="upload").set_value(PLAIN).run()
     assert at.checkbox(key="whole_set").disabled
+
+
+def test_the_histogram_names_each_row_level_above_it() -> None:
+    at = start(**{"columns": "fixed-char;paragraph;heading-aware;heading-aware:1000"})
+    [chart] = at.get("vega_lite_chart")
+    header = json.loads(chart.proto.spec)["facet"]["row"]["header"]
+    assert header["labelAngle"] == 0 and header["labelOrient"] == "top"

@@ -23,6 +23,7 @@ LAYOUT = (
     '[data-testid="stHorizontalBlock"]:has(.cbx-view)>[data-testid="stColumn"]'
     f"{{min-width:{MIN_VIEW_PX}px!important}}"
     '[data-testid="stFileChip"]{min-width:0;max-width:100%}'
+    '[data-testid="stFileChip"]>div{min-width:0;overflow:hidden}'
     '[data-testid="stFileChipName"]{min-width:0;overflow:hidden;text-overflow:ellipsis}'
     '[data-testid="stApp"][data-test-script-state="running"]::after{'
     'content:"Computing… the page updates when it is done";position:fixed;top:.6rem;'
@@ -47,6 +48,9 @@ LAYOUT = (
     '[data-testid="stHorizontalBlock"]:has([data-testid="stDownloadButton"])'
     '>[data-testid="stColumn"]{flex:1 1 260px!important;min-width:260px!important}'
     ".cbx-scrollhint{display:block;font:12px/1.5 sans-serif;color:#555}"
+    '[data-testid="stHorizontalBlock"]:has(.st-key-flag_colours){flex-wrap:wrap}'
+    '[data-testid="stHorizontalBlock"]:has(.st-key-flag_colours)>[data-testid="stColumn"]'
+    "{flex:1 1 100%!important;min-width:100%!important}"
     ".cbx-doc{max-height:60vh}"
     "}"
     "</style>"
