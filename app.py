@@ -281,7 +281,8 @@ def user_checks(key: str) -> list[dict[str, object]]:
 
 
 def span_form(text: str, source_id: str, taken: set[str], added: list[dict[str, object]]) -> None:
-    """Add a check by quoting the document, or by offsets; it is evaluated at once."""
+    """Add a check by quoting the document, or by offsets (text selected in a view fills
+    them); it is evaluated at once."""
     mode = st.radio("Mark each span by", ["Quote", "Offsets"], horizontal=True, key="check_mode")
     with st.form("add_check", border=True):
         name = st.text_input("Check name", "my-check", MAX_NAME_CHARS, key="check_id")
@@ -301,12 +302,14 @@ def span_form(text: str, source_id: str, taken: set[str], added: list[dict[str, 
                 )
                 if quote:
                     spans.append({"label": span_label, "quote": quote})
-            else:
+            else:  # empty at first; a selection in a view may have set them
+                for part in ("start", "end"):
+                    st.session_state.setdefault(f"check_{side}_{part}", None)
                 start = columns[1].number_input(
-                    f"Span {side.upper()} start", min_value=0, value=None, key=f"check_{side}_start"
+                    f"Span {side.upper()} start", min_value=0, key=f"check_{side}_start"
                 )
                 end = columns[2].number_input(
-                    f"Span {side.upper()} end", min_value=0, value=None, key=f"check_{side}_end"
+                    f"Span {side.upper()} end", min_value=0, key=f"check_{side}_end"
                 )
                 if start is not None or end is not None:
                     spans.append({"label": span_label, "start": start, "end": end})

@@ -99,3 +99,29 @@ def test_at_900_px_the_chip_fits_and_the_matrix_says_it_scrolls(page: Page, app_
     remove = chip.locator("button").bounding_box()
     assert room and own and remove
     assert remove["x"] + remove["width"] <= min(own["x"] + own["width"], room["x"] + room["width"])
+
+
+SELECT = """quote => {
+  const doc = document.querySelector(".cbx-view[data-policy='heading-aware'] .cbx-doc");
+  const piece = [...doc.querySelectorAll('[data-o]')].find(p => p.textContent.includes(quote));
+  const node = document.createTreeWalker(piece, NodeFilter.SHOW_TEXT).nextNode();
+  const at = node.data.indexOf(quote);
+  const range = document.createRange();
+  range.setStart(node, at);
+  range.setEnd(node, at + quote.length);
+  window.getSelection().removeAllRanges();
+  window.getSelection().addRange(range);
+  document.dispatchEvent(new MouseEvent('mouseup', {bubbles: true}));
+}"""
+
+
+def test_text_selected_in_a_view_becomes_a_span(page: Page) -> None:
+    expect(page.locator(".cbx-view").first).to_be_visible(timeout=30_000)
+    wait_idle(page)
+    page.wait_for_function("() => window.cbxNav && window.cbxNav.send")
+    page.evaluate(SELECT, "This operation refuses an existing path.")
+    offer = page.locator(".cbx-makespan")
+    expect(offer).to_have_text("Make [131, 171) a span of the new check")
+    offer.click()
+    expect(page.locator(".st-key-check_a_start input")).to_have_value("131", timeout=30_000)
+    expect(page.locator(".st-key-check_a_end input")).to_have_value("171")

@@ -1,6 +1,7 @@
 // Navigation in the views (ui/navigation.py mounts this as a component with no body):
 // the minimap jumps, the boundary and match steps, the matrix's span jumps, a click on a
-// chunk that opens its detail (trigger `inspect`), and synchronized scrolling. The views are plain HTML that Streamlit replaces on a rerun, so little is
+// chunk that opens its detail (trigger `inspect`), text selected in a view made a span
+// of a new check (trigger `span`), and synchronized scrolling. The views are plain HTML that Streamlit replaces on a rerun, so little is
 // kept about them: the place they show (a redrawn view is put back there), and each
 // place is found when it is needed by the offsets the views carry (`data-o` on each
 // piece: its first character; `data-at` on a chunk's badge). A place on a page the
@@ -273,6 +274,50 @@ function land(target, deadline) {
   }
 }
 
+// Text selected in a view can become a span of the check being written: a button by the
+// selection sends its offsets (code points of the document) as trigger `span`.
+function selectedSpan() {
+  const selection = window.getSelection();
+  if (!selection || selection.isCollapsed || !selection.rangeCount) return null;
+  const range = selection.getRangeAt(0);
+  const offset = (node, units) => {
+    const element = node.nodeType === Node.TEXT_NODE ? node.parentElement : node;
+    const piece = element?.closest("[data-o]");
+    if (!piece || !piece.closest(`${VIEW} .cbx-doc`)) return null;
+    const text = textNode(piece);
+    return Number(piece.dataset.o) + (node === text ? pointsOf(text.data, units) : 0);
+  };
+  const start = offset(range.startContainer, range.startOffset);
+  const end = offset(range.endContainer, range.endOffset);
+  if (start === null || end === null || end <= start) return null;
+  const view = range.startContainer.parentElement?.closest(VIEW);
+  return view ? { doc: view.dataset.doc, start, end, box: range.getBoundingClientRect() } : null;
+}
+
+function offerSpan() {
+  nav.offer?.remove();
+  nav.offer = null;
+  const span = selectedSpan();
+  if (!span) return;
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = "cbx-makespan";
+  button.textContent = `Make [${span.start}, ${span.end}) a span of the new check`;
+  button.style.cssText =
+    `position:fixed;z-index:1000050;left:${Math.max(span.box.left, 4)}px;` +
+    `top:${Math.max(span.box.top - 30, 4)}px;font:600 12px/1.6 sans-serif;color:#fff;` +
+    "background:#c2185b;border:0;border-radius:10px;padding:2px 10px;cursor:pointer";
+  button.addEventListener("mousedown", (event) => event.preventDefault());
+  button.addEventListener("click", (event) => {
+    event.stopPropagation();
+    nav.send?.("span", { doc: span.doc, start: span.start, end: span.end });
+    button.remove();
+    nav.offer = null;
+  });
+  document.body.append(button);
+  nav.offer = button;
+}
+
 function install() {
   nav.quiet = new WeakSet(); // views scrolled by this script: their next scroll is ours
   nav.seen = new WeakSet(); // views drawn before: a new one is a redrawn view
@@ -303,6 +348,7 @@ function install() {
     },
     true,
   );
+  document.addEventListener("mouseup", () => setTimeout(offerSpan, 0));
   document.addEventListener("click", (event) => {
     const target = event.target instanceof Element ? event.target : null;
     const map = target?.closest(`${VIEW} .cbx-map`);
