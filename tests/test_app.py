@@ -783,7 +783,7 @@ def test_lone_markdown_files_get_a_built_manifest() -> None:
     first, second = b"# First\n\nalpha text\n", b"# Second\n\nbeta text\n"
     at = upload([("first.md", first, "text/markdown"), ("second.txt", second, "text/plain")])
     assert not errors(at)
-    assert any("so one was built: 2 documents" in i.value for i in at.info)
+    assert any("so one was built: 2 documents, each pinned" in e.label for e in at.expander)
     built = next(t for t in at.table if "SHA-256" in t.value.columns)
     assert table_rows(built) == [
         {"Source": "first", "Path": "first.md", "SHA-256": sha256_hex(first)},
