@@ -246,7 +246,7 @@ def test_user_text_in_an_error_and_a_table_is_shown_as_text(page: Page) -> None:
     """Streamlit renders alerts and table cells as Markdown: user text must stay text (the
     fixture's teardown fails if the image below was requested)."""
     quote = "![pixel](http://evil.example/p.png) [fake](http://evil.example) :material/home: `x`"
-    page.get_by_label("Span A quote (occurs once in the document)").fill(quote)
+    page.get_by_role("textbox", name="Span A quote (occurs once in the document)").fill(quote)
     page.get_by_role("button", name="Add check").click()
     alert = page.locator("[data-testid='stAlert']", has_text="span_quote_not_found")
     expect(alert).to_be_visible(timeout=30_000)
@@ -256,7 +256,9 @@ def test_user_text_in_an_error_and_a_table_is_shown_as_text(page: Page) -> None:
 
     page.get_by_label("Check name").fill("rtl")
     page.get_by_label("Span A label").fill("\u202eevil")
-    page.get_by_label("Span A quote (occurs once in the document)").fill("Listing documents")
+    page.get_by_role("textbox", name="Span A quote (occurs once in the document)").fill(
+        "Listing documents"
+    )
     page.get_by_role("button", name="Add check").click()
     row = page.locator(".cbx-matrix tbody tr", has_text="rtl").first
     expect(row).to_contain_text("\\u202eevil: ", timeout=30_000)
@@ -383,6 +385,12 @@ def test_a_flag_filter_dims_every_chunk_without_the_flag(page: Page) -> None:
     fixed = page.locator("[data-policy='fixed-char']")
     flagged = fixed.locator(".cbx-nf")
     assert flagged.count() > 0
+    # Cutting mid-sentence is what a fixed window does: shown only when asked for.
+    page.get_by_text("Not what a policy does by design").click()
+    expect(fixed.locator(".cbx-nf[data-flags*='mid_sentence']").first).to_be_attached(
+        timeout=30_000
+    )
+    wait_idle(page)
     page.locator(".st-key-flag_filter").get_by_test_id("stMultiSelect").click()
     page.get_by_role("option", name="cut mid-sentence").click()
     expect(fixed).to_contain_text("match the filter", timeout=30_000)
@@ -404,8 +412,9 @@ def test_dropping_plain_markdown_files_builds_a_manifest(page: Page, tmp_path: P
     page.locator(SIDEBAR_UPLOAD).set_input_files([str(first), str(second)])
     expect(page.locator(HEADING_AWARE)).to_contain_text("alpha text", timeout=30_000)
     wait_idle(page)
-    expect(page.get_by_text("so one was built: 2 documents")).to_be_visible()
-    page.get_by_text("The built manifest", exact=True).click()
+    built = page.get_by_text("so one was built: 2 documents, each pinned")
+    expect(built).to_be_visible()
+    built.click()
     button = page.locator(
         "[data-testid='stDownloadButton'] button >> visible=true",
         has_text="Download the built manifest",

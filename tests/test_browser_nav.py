@@ -331,7 +331,7 @@ def test_a_span_button_in_the_matrix_shows_the_span_on_its_page(long_page: Page)
 def test_a_span_button_turns_to_its_document(page: Page) -> None:
     """On the bundled example, from the other document: the views turn to the check's."""
     settle(page)
-    chosen = page.get_by_role("combobox", name="Document", exact=True)
+    chosen = page.get_by_role("combobox", name="Document (2 documents loaded)", exact=True)
     chosen.focus()
     page.keyboard.type("aster-copy-v2")
     page.keyboard.press("Enter")

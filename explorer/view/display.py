@@ -24,7 +24,8 @@ _SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 # GFM turns `http://…`, `www.…` and `a@b.c` in the parsed text into links, whatever was
 # escaped: text that holds one (or a `mailto:`, an `xmpp:`, any `://`) is shown as code,
 # where nothing is a link, rather than broken by an invisible character that a copy of it
-# would carry along.
+# would carry along. Its colons stay outside the code, as references, so no `:…:` of it
+# reaches Streamlit's icon and emoji rewriting.
 _LINKABLE = re.compile(
     r"://|\bwww\.|\b(?:mailto|xmpp):|[-.\w+]+@[-\w]+(?:\.[-\w]+)+", re.IGNORECASE
 )
@@ -78,8 +79,8 @@ def markdown_literal(text: str) -> str:
     and a renderer would drop the rest. Text that GFM would make a link is a code span.
     """
     visible = visible_controls(text)
-    if _LINKABLE.search(visible):
-        return isolate(code_span(visible))
+    if _LINKABLE.search(visible):  # code, its colons outside: Streamlit rewrites `:…:`
+        return isolate("&#58;".join(_code_piece(piece) for piece in visible.split(":")))
     body = visible.translate(_MARKDOWN)
     core = body.strip()
     if not core:
@@ -87,6 +88,11 @@ def markdown_literal(text: str) -> str:
     start = body.index(core)
     end = start + len(core)
     return isolate(_reference(body[:start]) + core + _reference(body[end:]))
+
+
+def _code_piece(text: str) -> str:
+    """A piece of linkable text between colons: a code span, or spaces as references."""
+    return code_span(text) if text.strip(" ") else _reference(text)
 
 
 def code_span(text: str) -> str:
