@@ -22,6 +22,7 @@ from explorer import (
     DocumentRecord,
     Exploration,
     ExplorerError,
+    Index,
     Limits,
     LoadResult,
     Manifest,
@@ -36,7 +37,8 @@ from explorer import (
 )
 from explorer.checking.checks import checks_key, new_check
 from explorer.checking.chunk_map import build_chunk_map
-from explorer.checking.flags import FLAG_WORDS, FLAGS, index_flags
+from explorer.checking.flags import FLAG_WORDS, FLAGS, colour_flags, index_flags, only_flags
+from explorer.chunking.config import DEFAULT_GRAMMAR
 from explorer.digests import canonical_json, sha
 from explorer.jsonio import dump_json
 from explorer.pipeline import ColumnRunner, run_column
@@ -44,10 +46,17 @@ from explorer.sources.uploads import (
     Bundle,
     bundle_from_uploads,
     bundle_zip,
+    latest_uploads,
     manifest_json,
     pasted_bundle,
 )
-from explorer.view.display import file_name_part, markdown_literal
+from explorer.view.display import (
+    count_words,
+    file_name_part,
+    markdown_literal,
+    plain_text,
+    size_words,
+)
 from explorer.view.paging import PAGE_CHARS, pages
 from explorer.view.render import LEGEND, STYLE, highlights, render_view
 from ui.chunk_files import (
@@ -58,8 +67,8 @@ from ui.chunk_files import (
     show_import_notes,
     with_other_pipelines,
 )
-from ui.columns import column_controls, seed_columns
-from ui.common import show_error
+from ui.columns import GRAMMAR, column_controls, seed_columns
+from ui.common import QUOTE_HELP, show_error
 from ui.detail import show_detail
 from ui.documents import show_documents, show_drafted
 from ui.grammar import apply_pending_grammar, offer_markdown, open_plain_drop
@@ -71,13 +80,17 @@ from ui.scoreboard import show_scoreboard
 from ui.work import kept_work, manifest_download
 
 FIXTURE_MANIFEST = Path(__file__).resolve().parent / "fixtures" / "aster" / "manifest.json"
-SOURCES = ("Bundled example", "Upload a manifest", "Paste text")
+SOURCES = ("Bundled example", "Upload files", "Paste text")
 # How the documents load: once, for every column (each column asks if its grammar reads them).
 Loader = Callable[[], LoadResult]
 SIZE_RANGE = (1, 2000)  # what a size slider offers; the command line takes up to 1,000,000
 # What one person can type: a name or label, a quote, a pasted document (its bytes are
 # limited again when it loads), and the checks added to one set of documents.
 MAX_NAME_CHARS, MAX_QUOTE_CHARS, MAX_PASTE_CHARS = 200, 10_000, DEFAULT_MAX_DOCUMENT_BYTES
+PASTE_LABELS = {
+    "v1": "Markdown text (under grammar v1, starting with a # heading)",
+    "markdown": "Markdown text (CommonMark; a heading is not needed)",
+}
 PASTE_EXAMPLE = """# Rotating an API key
 
 ## Rotate
@@ -149,9 +162,11 @@ def flags_cached(
 @st.cache_data(show_spinner="Drawing…", max_entries=6, ttl=CACHE_TTL)
 def view_cached(
     index_id: str,
+    name: str,
     checks: str,
     source_id: str,
     shown: frozenset[str],
+    colours: tuple[frozenset[str], bool],
     window: tuple[int, int] | None,
     _text: str,
     _column: Column,
@@ -181,16 +196,16 @@ def settings_from_link() -> None:
 
 def choose_source(
     sidebar: DeltaGenerator,
-) -> tuple[str, Loader, Manifest, Mapping[str, bytes]] | None:
+) -> tuple[str, Loader, Manifest, Mapping[str, bytes], bool] | None:
     """The documents to explore: (cache key, how to load them, the manifest, the bytes
-    that came for each path)."""
+    that came for each path, whether the manifest was built here for plain files)."""
     source = sidebar.radio("Documents", SOURCES, key="source")
     if source == SOURCES[0]:
         data = FIXTURE_MANIFEST.read_bytes()
         manifest = parse_manifest(data)
         reader = DirectoryReader(FIXTURE_MANIFEST.parent)
         sidebar.caption("The seed's synthetic Aster API contracts, two versions.")
-        return sha(data.decode()), _loader(manifest, reader), manifest, {}
+        return sha(data.decode()), _loader(manifest, reader), manifest, {}, False
     if source == SOURCES[1]:
         uploads = sidebar.file_uploader(
             "manifest.json with its files, one .zip, or plain .md / .txt / .pdf / .docx / "
@@ -200,21 +215,31 @@ def choose_source(
             help=f"Each document may hold up to {DEFAULT_MAX_DOCUMENT_BYTES // 2**20} MiB here "
             "(the command line reads larger ones with --max-document-bytes).",
         )
-        if not uploads:
+        if uploads:
+            st.session_state["first_dropped"] = uploads[0].name
+        else:
             st.info(
-                "Upload a manifest and the files it lists (or one .zip) in the sidebar, or "
-                "just .md / .txt / .pdf / .docx / .html files: a manifest is then built for them "
-                "(PDF, Word and HTML converted to Markdown). Every file is "
-                "checked against its SHA-256 before it is read."
+                "Drop .md / .txt / .pdf / .docx / .html files in the sidebar (a manifest is "
+                "built for them; PDF, Word and HTML are converted to Markdown), or a "
+                "manifest.json with the files it lists, or one .zip. Every file is checked "
+                "against its SHA-256 before it is read."
             )
             return None
+        uploads, doubled = latest_uploads(uploads)
+        if doubled:
+            st.warning(
+                "Dropped more than once: "
+                + ", ".join(markdown_literal(name) for name in doubled)
+                + ". The last one dropped of each is used; remove the others from the list "
+                "under the uploader (✕)."
+            )
         bundle = bundle_from_uploads(uploads)
         if bundle.drafted:
             show_drafted(bundle)
             open_plain_drop(bundle)
     else:
         text = sidebar.text_area(
-            "Markdown text (under grammar v1, starting with a # heading)",
+            PASTE_LABELS[st.session_state.get(GRAMMAR, DEFAULT_GRAMMAR)],
             PASTE_EXAMPLE,
             height=260,
             max_chars=MAX_PASTE_CHARS,
@@ -237,7 +262,7 @@ def choose_source(
             key="dl_paste_zip",
             on_click="ignore",
         )
-    return bundle.key, bundle_loader(bundle), bundle.manifest, bundle.files
+    return bundle.key, bundle_loader(bundle), bundle.manifest, bundle.files, bundle.drafted
 
 
 def _loader(manifest: Manifest, reader: DirectoryReader | MappingReader) -> Loader:
@@ -252,7 +277,8 @@ def bundle_loader(bundle: Bundle) -> Loader:
 
 
 def span_form(text: str, source_id: str, taken: set[str], added: list[dict[str, object]]) -> None:
-    """Add a check by quoting the document, or by offsets; it is evaluated at once."""
+    """Add a check by quoting the document, or by offsets (text selected in a view fills
+    them); it is evaluated at once."""
     mode = st.radio("Mark each span by", ["Quote", "Offsets"], horizontal=True, key="check_mode")
     with st.form("add_check", border=True):
         name = st.text_input("Check name", "my-check", MAX_NAME_CHARS, key="check_id")
@@ -263,19 +289,23 @@ def span_form(text: str, source_id: str, taken: set[str], added: list[dict[str, 
                 f"Span {side.upper()} label", label, MAX_NAME_CHARS, key=f"check_{side}_label"
             )
             if mode == "Quote":
-                quote = columns[1].text_input(
-                    f"Span {side.upper()} quote (exact text, once)",
+                quote = columns[1].text_area(
+                    f"Span {side.upper()} quote (occurs once in the document)",
                     max_chars=MAX_QUOTE_CHARS,
                     key=f"check_{side}_quote",
+                    height=68,
+                    help=QUOTE_HELP,
                 )
                 if quote:
                     spans.append({"label": span_label, "quote": quote})
-            else:
+            else:  # empty at first; a selection in a view may have set them
+                for part in ("start", "end"):
+                    st.session_state.setdefault(f"check_{side}_{part}", None)
                 start = columns[1].number_input(
-                    f"Span {side.upper()} start", min_value=0, value=None, key=f"check_{side}_start"
+                    f"Span {side.upper()} start", min_value=0, key=f"check_{side}_start"
                 )
                 end = columns[2].number_input(
-                    f"Span {side.upper()} end", min_value=0, value=None, key=f"check_{side}_end"
+                    f"Span {side.upper()} end", min_value=0, key=f"check_{side}_end"
                 )
                 if start is not None or end is not None:
                     spans.append({"label": span_label, "start": start, "end": end})
@@ -352,7 +382,7 @@ def report_json(exploration: Exploration) -> str:
     return dump_json(exploration.report)
 
 
-def validate_upload() -> None:
+def validate_upload(load: LoadResult) -> None:
     upload = st.file_uploader("Validate an index JSON", type=["json"], key="validate_upload")
     if upload is None:
         return
@@ -361,10 +391,30 @@ def validate_upload() -> None:
     except ExplorerError as error:
         show_error(error)
         return
-    config = ChunkConfig.model_validate(index["config"])  # in tokens it has no max_chars
-    st.success(
-        f"**valid** `{index['index_id']}` · {markdown_literal(config.label())} · "
-        f"{len(index['documents'])} documents · {len(index['chunks'])} chunks"
+    st.success(validation_words(index, load))
+
+
+def validation_words(index: Index, load: LoadResult) -> str:
+    """What a valid index is, and what it was checked against: the text it carries (its
+    chunks are what its config rebuilds from it), and whether that text is the text of
+    the documents loaded here."""
+    documents = index["documents"]
+    here = {d["source_id"]: d["normalized_text_sha256"] for d in load.documents}
+    same = sum(1 for d in documents if here.get(d["source_id"]) == d["normalized_text_sha256"])
+    chunks = len(index["chunks"])
+    what = (
+        f"**valid** `{index['index_id']}` · {index['config']['strategy']} "
+        f"({size_words(index['config'])}) · {count_words(len(documents), 'document')} · "
+        f"{count_words(chunks, 'chunk')}. Checked against itself: every chunk is what its "
+        "config rebuilds from the text the index carries"
+    )
+    if same == len(documents):
+        return what + ", which is the text of the documents loaded here."
+    if same == 0:
+        return what + ". None of its documents is loaded here, so it says nothing about them."
+    return (
+        what + f"; {same:,} of its {len(documents):,} documents are loaded here with the "
+        "same text, the others are not."
     )
 
 
@@ -391,7 +441,7 @@ def page() -> None:
         chosen = choose_source(sources)
         if chosen is None:
             return
-        key, loader, manifest, files = chosen
+        key, loader, manifest, files, drafted = chosen
         settings = with_other_pipelines(ours, live, chunk_file_uploads(sources))
         load = load_cached(key, loader)
     except ExplorerError as error:
@@ -403,7 +453,7 @@ def page() -> None:
     with explore_tab:
         explore_page(key, manifest, load, files, settings)
     with index_tab:
-        index_page(manifest, load, settings)
+        index_page(manifest, load, settings, drafted)
     with retrieval_tab:
         retrieval_page(key, manifest, load, settings, cached_runner(key))
     st.caption(f"Server time for this view: {time.perf_counter() - began:.3f} s")
@@ -413,6 +463,7 @@ def page_picker(bounds: Sequence[tuple[int, int]]) -> tuple[int, int] | None:
     """A long document is drawn a page at a time (whole sections, `PAGE_CHARS` at most;
     `bounds` are its `pages`), the same page in every view; None when it fits on one."""
     if len(bounds) == 1:
+        st.caption(f"The whole document fits on one page ({bounds[-1][1]:,} characters).")
         return None
     if not 1 <= st.session_state.get("page", 1) <= len(bounds):
         st.session_state["page"] = 1
@@ -435,7 +486,8 @@ def explore_page(
     files: Mapping[str, bytes],
     settings: Settings,
 ) -> None:
-    """The views of one document, the containment table, checks and downloads."""
+    """The document and the views of it first, then the chunk detail, the scoreboard,
+    checks and downloads."""
     failed = load.failures
     if failed:
         st.warning(
@@ -448,8 +500,7 @@ def explore_page(
         show_documents(load, files)
         return
     source_ids = [d["source_id"] for d in load.documents]
-    if st.session_state.get("doc") not in source_ids:
-        st.session_state["doc"] = source_ids[0]
+    first_document(key, manifest, source_ids)
     linked = st.session_state.pop("link_doc", None)
     if linked is not None and linked not in source_ids:
         st.warning(
@@ -457,7 +508,13 @@ def explore_page(
             f"among these documents: showing {markdown_literal(repr(source_ids[0]))}. A link "
             "keeps the settings, not uploaded or pasted text: upload or paste it again."
         )
-    doc = st.sidebar.selectbox("Document", source_ids, key="doc")
+    doc_place, page_place = st.columns([3, 2], vertical_alignment="bottom")
+    doc = doc_place.selectbox(
+        f"Document ({count_words(len(source_ids), 'document')} loaded)",
+        source_ids,
+        key="doc",
+        format_func=plain_text,
+    )
     wanted = {"doc": doc, **settings.to_query()}
     if st.query_params.to_dict() != wanted:  # rewrite the link only when it changes
         st.query_params.from_dict(wanted)
@@ -474,42 +531,44 @@ def explore_page(
 
     columns = exploration.columns
     flagged = {c.name: flags_cached(c.result["index_id"], exploration, c) for c in columns}
-    show_scoreboard(exploration)
     show_import_notes(columns)
-    shown = frozenset(
-        st.multiselect(
-            "Highlight chunks flagged",
-            FLAGS,
-            format_func=FLAG_WORDS.__getitem__,
-            key="flag_filter",
-            placeholder="any flag: choose to dim the other chunks",
-        )
-    )
+    shown_names = views_shown([c.name for c in columns])
+    colours, shown = flag_choices()
+    coloured = {
+        c.name: only_flags(flagged[c.name], colour_flags(c.config.strategy, *colours))
+        for c in columns
+    }
     st.html(LEGEND)
     text, marks_key = exploration.text(doc), checks_key(exploration.checks)
     bounds = pages(text)
-    turn_page(doc, len(text), bounds, columns, flagged, shown)
-    window = page_picker(bounds)
-    for place, column in zip(st.columns(len(columns)), columns, strict=True):
+    turn_page(doc, len(text), bounds, columns, coloured, shown)
+    with page_place:
+        window = page_picker(bounds)
+    drawn = [column for column in columns if column.name in shown_names]
+    if not drawn:
+        st.info("Every view is hidden: choose the views to show above.")
+    for place, column in zip(st.columns(max(len(drawn), 1)), drawn, strict=False):
         with place:
-            index_id = column.result["index_id"]
             st.html(
                 view_cached(
-                    index_id,
+                    column.result["index_id"],
+                    column.name,
                     marks_key,
                     doc,
                     shown,
+                    colours,
                     window,
                     text,
                     column,
                     exploration.checks,
-                    flagged[column.name],
+                    coloured[column.name],
                 )
             )
     navigator()
 
     st.subheader("Chunk detail")
     show_detail(exploration, doc, flagged, bounds)
+    show_scoreboard(exploration)
     st.subheader("Span checks")
     show_checks(added, [c.id for c in manifest.span_checks])
     span_form(text, doc, {c.id for c in exploration.checks}, added)
@@ -518,7 +577,72 @@ def explore_page(
     show_documents(load, files, exploration.skipped)
     st.subheader("Download and validate")
     downloads(exploration, exploration.document(doc))
-    validate_upload()
+    validate_upload(load)
+
+
+def first_document(key: str, manifest: Manifest, source_ids: Sequence[str]) -> None:
+    """New documents open on the first one dropped (a manifest's first, otherwise); the
+    same documents keep the one chosen, and a link's document is kept."""
+    if st.session_state.get("doc_key") != key:
+        st.session_state["doc_key"] = key
+        if "link_doc" not in st.session_state or st.session_state.get("doc") not in source_ids:
+            dropped = st.session_state.get("first_dropped")
+            paths = {d["path"]: d["source_id"] for d in manifest.documents}
+            first = paths.get(dropped) if isinstance(dropped, str) else None
+            st.session_state["doc"] = first if first in source_ids else source_ids[0]
+    if st.session_state.get("doc") not in source_ids:
+        st.session_state["doc"] = source_ids[0]
+
+
+def views_shown(names: Sequence[str]) -> list[str]:
+    """The views to draw: every column but those the user hid (a new or renamed column
+    shows). The scoreboard, the matrix and the detail keep every column."""
+    hidden = set(st.session_state.get("views_hidden", ()))
+    st.session_state["views_shown"] = [name for name in names if name not in hidden]
+    return st.multiselect(
+        "Views shown (more than fit scroll sideways; hide some to give the others room, "
+        "the scoreboard keeps every column)",
+        list(names),
+        key="views_shown",
+        format_func=plain_text,
+        on_change=_hide_views,
+        args=(list(names),),
+    )
+
+
+def _hide_views(names: list[str]) -> None:
+    """The multiselect's callback: the views left out are hidden until shown again."""
+    shown = set(st.session_state["views_shown"])
+    st.session_state["views_hidden"] = [name for name in names if name not in shown]
+
+
+def flag_choices() -> tuple[tuple[frozenset[str], bool], frozenset[str]]:
+    """Which flags colour the badges (and whether what a policy does by design is left
+    out), and the flags the filter dims the other chunks by."""
+    left, middle, right = st.columns([4, 2, 3], vertical_alignment="bottom")
+    chosen = left.multiselect(
+        "Flags that colour the badges",
+        FLAGS,
+        default=list(FLAGS),
+        format_func=FLAG_WORDS.__getitem__,
+        key="flag_colours",
+        help="The scoreboard counts every flag, each in its own column.",
+    )
+    by_design = middle.toggle(
+        "Not what a policy does by design",
+        value=True,
+        key="flag_by_design",
+        help="A fixed-char window cuts wherever its size ends: its cuts mid-sentence and "
+        "inside code blocks are left out of its badges.",
+    )
+    shown = right.multiselect(
+        "Highlight chunks flagged",
+        FLAGS,
+        format_func=FLAG_WORDS.__getitem__,
+        key="flag_filter",
+        placeholder="any flag: choose to dim the other chunks",
+    )
+    return (frozenset(chosen), by_design), frozenset(shown)
 
 
 page()

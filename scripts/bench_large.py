@@ -33,7 +33,7 @@ with (
     page.goto(url)
     page.wait_for_selector("[data-policy='heading-aware'] .cbx-doc", timeout=60000)
     idle(page)
-    page.get_by_text("Upload a manifest", exact=True).click()
+    page.get_by_text("Upload files", exact=True).click()
     page.locator(UPLOAD).wait_for(state="attached")
     idle(page)
     t = time.perf_counter()

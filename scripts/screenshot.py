@@ -33,7 +33,7 @@ def main(argv: list[str]) -> int:
         page.goto(f"{url}/{args.query}")
         settle(page)
         if args.upload:
-            page.get_by_text("Upload a manifest", exact=True).click()
+            page.get_by_text("Upload files", exact=True).click()
             page.wait_for_selector("[data-policy]", state="detached", timeout=30_000)
             page.locator(SIDEBAR_UPLOAD).set_input_files([str(path) for path in args.upload])
             settle(page)

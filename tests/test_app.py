@@ -31,7 +31,7 @@ def private_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return db
 
 
-UPLOAD, PASTE = "Upload a manifest", "Paste text"
+UPLOAD, PASTE = "Upload files", "Paste text"
 
 
 def start(**query: str) -> AppTest:
@@ -43,10 +43,16 @@ def start(**query: str) -> AppTest:
 
 def shown(markdown: str) -> str:
     """What Markdown written by `markdown_literal` displays (escapes and isolates undone)."""
-    undone = markdown.replace("&#58;", ":")
-    for invisible in ("\u2068", "\u2069", "\u2060"):  # FSI, PDI, WORD JOINER
-        undone = undone.replace(invisible, "")
-    return re.sub(r"\\(.)", r"\1", undone)
+    for invisible in ("\u2068", "\u2069"):  # FSI, PDI
+        markdown = markdown.replace(invisible, "")
+    # Text a renderer would make a link is a code span, shown as it is.
+    pieces = re.split(r"(?<![\\`])(`+)( ?)(.+?)\2(?<!`)\1(?!`)", markdown)
+    undone = []
+    for at in range(0, len(pieces), 4):
+        undone.append(re.sub(r"\\(.)", r"\1", pieces[at].replace("&#58;", ":")))
+        if at + 3 < len(pieces):
+            undone.append(pieces[at + 3])
+    return "".join(undone)
 
 
 def table_rows(table: Any) -> list[dict[str, Any]]:
@@ -54,7 +60,7 @@ def table_rows(table: Any) -> list[dict[str, Any]]:
 
 
 def rows(at: AppTest) -> list[dict[str, Any]]:
-    return table_rows(at.table[0])
+    return table_rows(next(t for t in at.table if "Checks kept" in t.value.columns))
 
 
 def counts(at: AppTest) -> list[str]:
@@ -214,10 +220,12 @@ def test_an_unknown_document_in_the_link_falls_back_to_the_first() -> None:
 def add_check(at: AppTest, name: str, **fields: Any) -> AppTest:
     at.text_input(key="check_id").set_value(name)
     for key, value in fields.items():
-        widget = (
-            at.number_input(key=key) if key.endswith(("start", "end")) else at.text_input(key=key)
-        )
-        widget.set_value(value)
+        if key.endswith(("start", "end")):
+            at.number_input(key=key).set_value(value)
+        elif key.endswith("quote"):
+            at.text_area(key=key).set_value(value)
+        else:
+            at.text_input(key=key).set_value(value)
     at.button(key="FormSubmitter:add_check-Add check").click().run()
     return at
 
@@ -300,7 +308,7 @@ def test_upload_a_zip() -> None:
 def test_upload_before_any_file_explains_what_to_do() -> None:
     at = start()
     at.radio(key="source").set_value(UPLOAD).run()
-    assert "Upload a manifest" in at.info[0].value
+    assert "Drop .md / .txt files" in at.info[0].value
     assert not at.table
 
 
@@ -517,9 +525,10 @@ MARKDOWN = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 
 
 def assert_literal(markdown: str, text: str) -> None:
-    """`markdown` shows `text` as text: no image, link, heading, code or line break."""
+    """`markdown` shows `text` as text: no image, link, heading or line break (text that
+    a renderer would make a link is code)."""
     markup = MARKDOWN.render(markdown)
-    assert not re.search(r"<(?!/?(p|strong)>)", markup), markup
+    assert not re.search(r"<(?!/?(p|strong|code)>)", markup), markup
     assert text in shown(markdown)
 
 
@@ -641,10 +650,8 @@ def test_a_view_past_the_drawing_limit_says_so() -> None:
 
 def test_what_a_person_types_is_bounded() -> None:
     at = start()
-    limits = {
-        key: at.text_input(key=key).max_chars
-        for key in ("check_id", "check_a_label", "check_a_quote")
-    }
+    limits = {key: at.text_input(key=key).max_chars for key in ("check_id", "check_a_label")}
+    limits["check_a_quote"] = at.text_area(key="check_a_quote").max_chars
     assert limits == {"check_id": 200, "check_a_label": 200, "check_a_quote": 10_000}
     at.radio(key="source").set_value(PASTE).run()
     assert at.text_area(key="paste").max_chars == 1024 * 1024
@@ -748,7 +755,7 @@ def test_a_search_hit_snippet_is_shown_as_text_not_markdown() -> None:
     at.text_input(key="query").set_value("pixel").run()
     table = next(t for t in at.table if "Snippet" in t.value.columns)
     cell = table.value.to_dict("records")[0]["Snippet"]
-    assert "![p](" not in cell  # every bracket escaped, the URL's colon a reference
+    assert cell.startswith("`")  # a URL in it: code, where nothing is a link or an image
     assert "![p](http://evil.example/p.png)" in shown(cell)
     html = MARKDOWN.render(cell)
     assert "<img" not in html and "<a " not in html
@@ -776,7 +783,7 @@ def test_lone_markdown_files_get_a_built_manifest() -> None:
     first, second = b"# First\n\nalpha text\n", b"# Second\n\nbeta text\n"
     at = upload([("first.md", first, "text/markdown"), ("second.txt", second, "text/plain")])
     assert not errors(at)
-    assert any("so one was built: 2 documents" in i.value for i in at.info)
+    assert any("so one was built: 2 documents, each pinned" in e.label for e in at.expander)
     built = next(t for t in at.table if "SHA-256" in t.value.columns)
     assert table_rows(built) == [
         {"Source": "first", "Path": "first.md", "SHA-256": sha256_hex(first)},

@@ -15,7 +15,6 @@ from playwright.sync_api import Browser, Dialog, Page, expect, sync_playwright
 from pydantic import TypeAdapter
 
 from explorer.checking.report import Report
-from explorer.view.display import WJ
 from tests.appserver import CHROMIUM_ARGS, IDLE, chromium_path, running_app
 from tests.conftest import FIXTURE, MANIFEST, ROOT, golden_index, run_module
 
@@ -82,7 +81,7 @@ def wait_idle(page: Page) -> None:
 
 def table_cell(page: Page, row: int, column: int) -> str:
     return (
-        page.locator("[data-testid='stTable'] table")
+        page.locator("[data-testid='stTable'] table", has_text="Checks kept")
         .first.locator("tbody tr")
         .nth(row)
         .locator("td")
@@ -141,7 +140,7 @@ def test_moving_the_slider_changes_the_heading_aware_count(page: Page) -> None:
 
 
 def test_upload_a_manifest_with_its_files(page: Page) -> None:
-    choose_source(page, "Upload a manifest", SIDEBAR_UPLOAD)
+    choose_source(page, "Upload files", SIDEBAR_UPLOAD)
     paths = [str(MANIFEST), *(str(p) for p in sorted((FIXTURE / "docs").iterdir()))]
     page.locator(SIDEBAR_UPLOAD).set_input_files(paths)
     expect(page.locator(HEADING_AWARE)).to_contain_text("7 in all", timeout=30_000)
@@ -155,7 +154,7 @@ def test_upload_a_zip(page: Page, tmp_path: Path) -> None:
         bundle.write(MANIFEST, "manifest.json")
         for doc in (FIXTURE / "docs").iterdir():
             bundle.write(doc, f"docs/{doc.name}")
-    choose_source(page, "Upload a manifest", SIDEBAR_UPLOAD)
+    choose_source(page, "Upload files", SIDEBAR_UPLOAD)
     page.locator(SIDEBAR_UPLOAD).set_input_files(str(archive))
     expect(page.locator(HEADING_AWARE)).to_contain_text("7 in all", timeout=30_000)
 
@@ -247,17 +246,19 @@ def test_user_text_in_an_error_and_a_table_is_shown_as_text(page: Page) -> None:
     """Streamlit renders alerts and table cells as Markdown: user text must stay text (the
     fixture's teardown fails if the image below was requested)."""
     quote = "![pixel](http://evil.example/p.png) [fake](http://evil.example) :material/home: `x`"
-    page.get_by_label("Span A quote (exact text, once)").fill(quote)
+    page.get_by_role("textbox", name="Span A quote (occurs once in the document)").fill(quote)
     page.get_by_role("button", name="Add check").click()
     alert = page.locator("[data-testid='stAlert']", has_text="span_quote_not_found")
     expect(alert).to_be_visible(timeout=30_000)
     wait_idle(page)
-    assert quote in alert.inner_text().replace(WJ, "")  # the joiner is invisible
-    assert alert.locator("img, a, code, [data-testid='stIconMaterial']").count() == 0
+    assert quote in alert.inner_text()  # as typed, no invisible character added
+    assert alert.locator("img, a, [data-testid='stIconMaterial']").count() == 0
 
     page.get_by_label("Check name").fill("rtl")
     page.get_by_label("Span A label").fill("\u202eevil")
-    page.get_by_label("Span A quote (exact text, once)").fill("Listing documents")
+    page.get_by_role("textbox", name="Span A quote (occurs once in the document)").fill(
+        "Listing documents"
+    )
     page.get_by_role("button", name="Add check").click()
     row = page.locator(".cbx-matrix tbody tr", has_text="rtl").first
     expect(row).to_contain_text("\\u202eevil: ", timeout=30_000)
@@ -338,15 +339,22 @@ def test_an_outline_never_covers_a_glyph(page: Page) -> None:
 def test_the_scoreboard_numbers(page: Page) -> None:
     """A row per column: its size, checks kept, chunks, sizes and flagged chunks; the
     colours of the verdicts; the histogram opens."""
-    header = page.locator("[data-testid='stTable'] table").first.locator("thead th")
-    expect(header.last).to_have_text("Flagged chunks", timeout=30_000)  # a rerun may redraw
+    header = page.locator("[data-testid='stTable'] table", has_text="Checks kept").first.locator(
+        "thead th"
+    )
+    expect(header.last).to_have_text("Dangling reference", timeout=30_000)  # a rerun may redraw
     wait_idle(page)
-    assert header.all_inner_texts()[-5:] == [
+    assert header.all_inner_texts()[-10:] == [
         "Size",
         "Checks kept",
         "Chunks",
         "Chars min / median / max",
         "Flagged chunks",
+        "Longer than size",
+        "Tiny",
+        "Cut mid-sentence",
+        "Cut in code",
+        "Dangling reference",
     ]
     assert [table_cell(page, r, 0) for r in range(3)] == [
         "fixed-char",
@@ -377,6 +385,12 @@ def test_a_flag_filter_dims_every_chunk_without_the_flag(page: Page) -> None:
     fixed = page.locator("[data-policy='fixed-char']")
     flagged = fixed.locator(".cbx-nf")
     assert flagged.count() > 0
+    # Cutting mid-sentence is what a fixed window does: shown only when asked for.
+    page.get_by_text("Not what a policy does by design").click()
+    expect(fixed.locator(".cbx-nf[data-flags*='mid_sentence']").first).to_be_attached(
+        timeout=30_000
+    )
+    wait_idle(page)
     page.locator(".st-key-flag_filter").get_by_test_id("stMultiSelect").click()
     page.get_by_role("option", name="cut mid-sentence").click()
     expect(fixed).to_contain_text("match the filter", timeout=30_000)
@@ -394,12 +408,13 @@ def test_dropping_plain_markdown_files_builds_a_manifest(page: Page, tmp_path: P
     first, second = tmp_path / "first.md", tmp_path / "second.txt"
     first.write_text("# First\n\nalpha text\n")
     second.write_text("# Second\n\nbeta text\n")
-    choose_source(page, "Upload a manifest", SIDEBAR_UPLOAD)
+    choose_source(page, "Upload files", SIDEBAR_UPLOAD)
     page.locator(SIDEBAR_UPLOAD).set_input_files([str(first), str(second)])
     expect(page.locator(HEADING_AWARE)).to_contain_text("alpha text", timeout=30_000)
     wait_idle(page)
-    expect(page.get_by_text("so one was built: 2 documents")).to_be_visible()
-    page.get_by_text("The built manifest", exact=True).click()
+    built = page.get_by_text("so one was built: 2 documents, each pinned")
+    expect(built).to_be_visible()
+    built.click()
     button = page.locator(
         "[data-testid='stDownloadButton'] button >> visible=true",
         has_text="Download the built manifest",
@@ -513,7 +528,7 @@ def test_a_long_document_page_by_page_is_drawn_whole(page: Page, tmp_path: Path)
     )
     source = tmp_path / "long.md"
     source.write_text(text)
-    choose_source(page, "Upload a manifest", SIDEBAR_UPLOAD)
+    choose_source(page, "Upload files", SIDEBAR_UPLOAD)
     page.locator(SIDEBAR_UPLOAD).set_input_files(str(source))
     view = page.locator(f"{HEADING_AWARE} .cbx-page")
     expect(view).to_contain_text(f"of {len(text):,}", timeout=30_000)

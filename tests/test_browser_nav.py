@@ -124,7 +124,7 @@ def open_long(page: Page, folder: Path, manifest: dict[str, Any], text: str) -> 
     """The app on a long document (`long.md` of `manifest`), its first page drawn."""
     (folder / "long.md").write_text(text)
     (folder / "manifest.json").write_text(json.dumps(manifest))
-    choose_source(page, "Upload a manifest", SIDEBAR_UPLOAD)
+    choose_source(page, "Upload files", SIDEBAR_UPLOAD)
     page.locator(SIDEBAR_UPLOAD).set_input_files(
         [str(folder / "manifest.json"), str(folder / "long.md")]
     )
@@ -331,7 +331,7 @@ def test_a_span_button_in_the_matrix_shows_the_span_on_its_page(long_page: Page)
 def test_a_span_button_turns_to_its_document(page: Page) -> None:
     """On the bundled example, from the other document: the views turn to the check's."""
     settle(page)
-    chosen = page.get_by_role("combobox", name="Document", exact=True)
+    chosen = page.get_by_role("combobox", name="Document (2 documents loaded)", exact=True)
     chosen.focus()
     page.keyboard.type("aster-copy-v2")
     page.keyboard.press("Enter")

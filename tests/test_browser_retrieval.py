@@ -25,7 +25,7 @@ def fixture_files(folder: Path, manifest: str = "manifest.json") -> list[str]:
 
 def open_retrieval(page: Page, folder: Path = LIBRARY) -> None:
     """Upload a fixture's documents and open the Retrieval tab at its scoreboard."""
-    choose_source(page, "Upload a manifest", SIDEBAR_UPLOAD)
+    choose_source(page, "Upload files", SIDEBAR_UPLOAD)
     page.locator(SIDEBAR_UPLOAD).set_input_files(fixture_files(folder))
     tab = page.get_by_role("tab", name="Retrieval")
     expect(tab).to_be_visible(timeout=30_000)

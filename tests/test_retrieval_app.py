@@ -100,7 +100,7 @@ def add_question(at: AppTest, question: str, source_id: str, quote: str, second:
     at.text_input(key="new_question_text").input(question)
     at.selectbox(key="new_question_doc").set_value(source_id)
     at.text_area(key="new_question_quote").input(quote)
-    at.text_input(key="new_question_quote_2").input(second)
+    at.text_area(key="new_question_quote_2").input(second)
     next(b for b in at.button if b.label == "Add question").click().run()
 
 
@@ -277,16 +277,16 @@ def test_an_added_question_joins_the_file_and_a_bad_quote_is_refused() -> None:
     assert len(at.selectbox(key="question").options) == 5
     # Refused, the form keeps what was typed, to be mended.
     assert at.text_input(key="new_question_text").value == "Who signs for parcels?"
-    assert at.text_input(key="new_question_quote_2").value == "nor this"
+    assert at.text_area(key="new_question_quote_2").value == "nor this"
     add_question(at, "Where do I send the serial number?", "warranty", "Send the serial number")
     assert not errors(at)
     options = at.selectbox(key="question").options
     assert len(options) == 6 and options[-1].startswith("q-")
     assert at.selectbox(key="question").value == options[-1].split(":")[0]
     # Added, it starts empty: nothing of this question slips into the next.
-    for key in ("new_question_text", "new_question_quote_2"):
-        assert not at.text_input(key=key).value
-    assert not at.text_area(key="new_question_quote").value
+    assert not at.text_input(key="new_question_text").value
+    for key in ("new_question_quote", "new_question_quote_2"):
+        assert not at.text_area(key=key).value
 
 
 def test_the_best_line_names_the_leaders_and_none_when_all_score_nothing() -> None:

@@ -50,6 +50,12 @@ def test_a_row_per_column_with_counts_sizes_and_flags() -> None:
         "Chunks": f"{fixed.result['chunk_count']:,}",
         "Chars min / median / max": "4 / 4 / 4",
         "Flagged chunks": str(score.flags["flagged"]),
+        # Each flag its own count: "flagged" alone said nothing of which.
+        "Longer than size": str(score.flags["over_size"]),
+        "Tiny": str(score.flags["tiny"]),
+        "Cut mid-sentence": str(score.flags["mid_sentence"]),
+        "Cut in code": str(score.flags["in_code_block"]),
+        "Dangling reference": str(score.flags["dangling_reference"]),
     }
 
 

@@ -471,3 +471,28 @@ def test_a_full_disk_inside_a_transaction_is_reported_not_a_failed_rollback() ->
         ErrorCode.IO_ERROR,
         "the index 'index.db' could not be written or read: database or disk is full",
     )
+
+
+def test_the_deletion_preview_shows_only_the_visitors_tenants(tmp_path: Path) -> None:
+    """`complete: true` deletes, per tenant a run may see, what it does not list; the
+    preview of it never names another tenant's documents."""
+    from explorer.sources.manifest import parse_manifest
+
+    db = tmp_path / "index.db"
+    ingest(LIBRARY / "manifest.json", db, "--embedder", "none")
+    raw = json.loads((LIBRARY / "manifest.json").read_text())
+    whole = parse_manifest(
+        json.dumps(
+            {"manifest_version": 1, "documents": raw["documents"][:1], "complete": True}
+        ).encode()
+    )
+    with Store(db) as store:
+        everyone = store.would_delete(whole)
+        default_only = store.would_delete(whole, frozenset({"default"}))
+        acme = store.would_delete(whole, frozenset({"acme"}))
+    kept = raw["documents"][0]["source_id"]
+    assert {source for _, source in everyone} == {
+        d["source_id"] for d in raw["documents"][1:]
+    } and kept not in {source for _, source in everyone}
+    assert default_only == []
+    assert acme == everyone

@@ -28,7 +28,7 @@ def library_upload(at: AppTest, manifest: str) -> None:
     files += [
         (p.name, p.read_bytes(), "text/markdown") for p in sorted((LIBRARY / "docs").iterdir())
     ]
-    at.radio(key="source").set_value("Upload a manifest").run()
+    at.radio(key="source").set_value("Upload files").run()
     at.file_uploader(key="upload").set_value(files).run()
 
 

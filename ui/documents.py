@@ -14,20 +14,23 @@ from explorer.checking.report import SkippedCheck
 from explorer.digests import sha_bytes
 from explorer.sources.drafts import failure_advice
 from explorer.sources.uploads import Bundle, manifest_json
-from explorer.view.display import markdown_literal, markdown_rows
+from explorer.view.display import count_words, markdown_literal, markdown_rows
 from explorer.view.render import document_rows
 
 
 def show_drafted(bundle: Bundle) -> None:
     """A manifest built for files that came without one: its digests, and a download."""
     documents = bundle.manifest.documents
-    st.info(
-        f"No manifest came with these files, so one was built: {len(documents):,} "
-        f"document{'' if len(documents) == 1 else 's'}, each pinned to the SHA-256 of its "
-        "bytes. Download it to keep it and to "
-        "add span checks (on the command line: `python -m explorer manifest DIR`)."
-    )
-    with st.expander("The built manifest", expanded=False):
+    pinned = "pinned" if len(documents) == 1 else "each pinned"
+    with st.expander(
+        f"No manifest came with these files, so one was built: "
+        f"{count_words(len(documents), 'document')}, {pinned} to the SHA-256 of its bytes",
+        expanded=False,
+    ):
+        st.caption(
+            "Download it to keep it and to add span checks (on the command line: "
+            "`python -m explorer manifest DIR`)."
+        )
         rows = [
             {"Source": d["source_id"], "Path": d["path"], "SHA-256": d["sha256"]} for d in documents
         ]

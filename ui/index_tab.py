@@ -81,8 +81,12 @@ def scratch_index() -> Path:
     return db
 
 
-def index_page(manifest: Manifest, load: LoadResult, explored: Settings) -> None:
-    """Runs into the persistent index, its history, tenant-scoped search, and receipts."""
+def index_page(
+    manifest: Manifest, load: LoadResult, explored: Settings, drafted: bool = False
+) -> None:
+    """Runs into the persistent index, its history, tenant-scoped search, and receipts.
+    `drafted`: the manifest was built here for plain files, which cannot say `complete`
+    themselves, so the page offers it."""
     try:
         settings = index_settings(server_values())
     except ExplorerError as error:
@@ -98,6 +102,8 @@ def index_page(manifest: Manifest, load: LoadResult, explored: Settings) -> None
         "the manifest removes (`deleted`, or `complete: true`), with a receipt."
         + ("" if settings.allow_deletions else " Deletions are turned off on this server.")
     )
+    if drafted:
+        manifest = whole_set(manifest, db, settings.tenants, settings.allow_deletions)
     config = explored.config_for(INGEST_POLICY)  # at the size the views show
     if st.button(
         f"Ingest these documents as a run ({config.label()})", key="ingest", type="primary"
@@ -127,6 +133,41 @@ def index_page(manifest: Manifest, load: LoadResult, explored: Settings) -> None
             show_index(store, visible(settings.tenants))
     except ExplorerError as error:
         show_error(error)
+
+
+def whole_set(
+    manifest: Manifest, db: Path | None, tenants: frozenset[str] | None, allow_deletions: bool
+) -> Manifest:
+    """Plain files dropped: a run adds and updates them, and deletes nothing unless the
+    visitor says this upload is the whole set (`complete: true`); then, before the run,
+    what it will delete."""
+    complete = st.checkbox(
+        "This upload is the whole set: delete from the index every document it does not "
+        "list (the manifest's `complete: true`)",
+        key="whole_set",
+        disabled=not allow_deletions,
+        help="Without it, a file dropped before and not now stays served."
+        + ("" if allow_deletions else " Deletions are turned off on this server."),
+    )
+    if not complete or not allow_deletions:
+        st.caption(
+            "A run adds and updates these files; documents ingested before and not dropped "
+            "now stay served."
+        )
+        return manifest
+    whole = manifest.model_copy(update={"complete": True})
+    doomed: list[tuple[str, str]] = []
+    if db is not None and db.is_file():
+        with Store(db) as store:
+            doomed = store.would_delete(whole, tenants)
+    if doomed:
+        st.warning(
+            f"The run will delete {len(doomed):,} document{'' if len(doomed) == 1 else 's'}: "
+            + ", ".join(markdown_literal(f"{source} ({tenant})") for tenant, source in doomed)
+        )
+    else:
+        st.caption("The run will delete nothing: the index serves no other document.")
+    return whole
 
 
 def visible(tenants: frozenset[str] | None) -> Callable[[str], bool]:

@@ -1,4 +1,8 @@
-"""How the page fits a narrow window (900 px): CSS only, no widget depends on the width.
+"""How the page fits its window: CSS only, no widget depends on the width.
+
+Side by side, each view keeps a readable width (`MIN_VIEW_PX`); more views than fit
+scroll sideways, in their own row. While the server computes a rerun, a notice stays in
+view at the top of the window (after a moment, so quick reruns do not flash it).
 
 Below 1,200 px the sidebar narrows, the page's margins shrink, the policy views stack
 (one full-width view after another), the download buttons wrap instead of being cut, and
@@ -8,11 +12,26 @@ wide tables scroll inside their own box.
 from __future__ import annotations
 
 NARROW = 1200  # px: below this, three views side by side get under 250 px each
+MIN_VIEW_PX = 340  # a view narrower than this wraps its lines every few words
 
 LAYOUT = (
     "<style>"
     '[data-testid="stTable"],[data-testid="stDataFrame"]{overflow-x:auto;max-width:100%}'
     '[data-testid="stDownloadButton"] button{max-width:100%;height:auto}'
+    '[data-testid="stHorizontalBlock"]:has(.cbx-view){overflow-x:auto;flex-wrap:nowrap;'
+    "padding-bottom:6px}"
+    '[data-testid="stHorizontalBlock"]:has(.cbx-view)>[data-testid="stColumn"]'
+    f"{{min-width:{MIN_VIEW_PX}px!important}}"
+    '[data-testid="stFileChip"]{min-width:0;max-width:100%}'
+    '[data-testid="stFileChip"]>div{min-width:0;overflow:hidden}'
+    '[data-testid="stFileChipName"]{min-width:0;overflow:hidden;text-overflow:ellipsis}'
+    '[data-testid="stApp"][data-test-script-state="running"]::after{'
+    'content:"Computing… the page updates when it is done";position:fixed;top:.6rem;'
+    "left:50%;transform:translateX(-50%);z-index:1000100;background:#0d47a1;color:#fff;"
+    "font:600 14px/1.4 sans-serif;padding:6px 14px;border-radius:16px;"
+    "box-shadow:0 2px 8px rgba(0,0,0,.25);opacity:0;animation:cbx-busy 0s .3s forwards}"
+    "@keyframes cbx-busy{to{opacity:1}}"
+    ".cbx-scrollhint{display:none}"
     '[data-testid="stDownloadButton"] button *{white-space:normal!important;'
     "overflow:visible!important;text-overflow:clip!important}"
     f"@media (max-width:{NARROW}px){{"
@@ -23,11 +42,15 @@ LAYOUT = (
     "h1{font-size:2rem!important}"
     '[data-testid="stHorizontalBlock"]:has(.cbx-view){flex-direction:column}'
     '[data-testid="stHorizontalBlock"]:has(.cbx-view)>[data-testid="stColumn"]'
-    "{width:100%!important;flex:1 1 auto!important;min-width:0}"
+    "{width:100%!important;flex:1 1 auto!important;min-width:0!important}"
     '[data-testid="stHorizontalBlock"]:has([data-testid="stDownloadButton"])'
     "{flex-wrap:wrap}"
     '[data-testid="stHorizontalBlock"]:has([data-testid="stDownloadButton"])'
     '>[data-testid="stColumn"]{flex:1 1 260px!important;min-width:260px!important}'
+    ".cbx-scrollhint{display:block;font:12px/1.5 sans-serif;color:#555}"
+    '[data-testid="stHorizontalBlock"]:has(.st-key-flag_colours){flex-wrap:wrap}'
+    '[data-testid="stHorizontalBlock"]:has(.st-key-flag_colours)>[data-testid="stColumn"]'
+    "{flex:1 1 100%!important;min-width:100%!important}"
     ".cbx-doc{max-height:60vh}"
     "}"
     "</style>"

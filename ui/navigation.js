@@ -1,6 +1,7 @@
 // Navigation in the views (ui/navigation.py mounts this as a component with no body):
-// the minimap jumps, the boundary and match steps, the matrix's span jumps, and synchronized
-// scrolling. The views are plain HTML that Streamlit replaces on a rerun, so little is
+// the minimap jumps, the boundary and match steps, the matrix's span jumps, a click on a
+// chunk that opens its detail (trigger `inspect`), text selected in a view made a span
+// of a new check (trigger `span`), and synchronized scrolling. The views are plain HTML that Streamlit replaces on a rerun, so little is
 // kept about them: the place they show (a redrawn view is put back there), and each
 // place is found when it is needed by the offsets the views carry (`data-o` on each
 // piece: its first character; `data-at` on a chunk's badge). A place on a page the
@@ -181,8 +182,40 @@ function step(button) {
     const request = { offset: from, column: view.dataset.policy, step: direction };
     ask(match ? { ...request, match: true } : request);
   } else {
+    const before = doc.scrollTop;
     jump(found);
+    if (doc.scrollTop === before) reached(view, doc, found);
   }
+}
+
+// A step whose chunk start is already on screen and that cannot scroll the view (its end
+// is shown) would look dead: mark the chunk it reached, and say where it is.
+function reached(view, doc, offset) {
+  doc.querySelectorAll(".cbx-reached").forEach((badge) => badge.classList.remove("cbx-reached"));
+  const badge = doc.querySelector(`.cbx-n[data-at="${offset}"]`);
+  if (!badge) return;
+  badge.classList.add("cbx-reached");
+  nav.anchors.set(doc, { offset, top: doc.scrollTop });
+  let note = view.querySelector(".cbx-note-step");
+  if (!note) {
+    note = document.createElement("span");
+    note.className = "cbx-note-step";
+    note.setAttribute("role", "status");
+    view.querySelector(".cbx-steps")?.after(note);
+  }
+  const rows = doc.getBoundingClientRect();
+  const line = Math.round(badge.getBoundingClientRect().top - rows.top);
+  note.textContent = `chunk ${badge.dataset.n} starts here, ${line} px down this view, marked in blue (the view cannot scroll further)`;
+}
+
+// A click on a chunk (its text or its badge) opens it in the chunk detail; a click that
+// ends a text selection does not.
+function inspect(target) {
+  const piece = target.closest(`${VIEW} .cbx-doc .cbx-k[data-c], ${VIEW} .cbx-doc .cbx-n[data-n]`);
+  if (!piece || !window.getSelection()?.isCollapsed) return false;
+  const order = Number(piece.dataset.c ?? piece.dataset.n);
+  nav.send?.("inspect", { column: piece.closest(VIEW).dataset.policy, order });
+  return true;
 }
 
 function onMapClick(map, event) {
@@ -241,6 +274,50 @@ function land(target, deadline) {
   }
 }
 
+// Text selected in a view can become a span of the check being written: a button by the
+// selection sends its offsets (code points of the document) as trigger `span`.
+function selectedSpan() {
+  const selection = window.getSelection();
+  if (!selection || selection.isCollapsed || !selection.rangeCount) return null;
+  const range = selection.getRangeAt(0);
+  const offset = (node, units) => {
+    const element = node.nodeType === Node.TEXT_NODE ? node.parentElement : node;
+    const piece = element?.closest("[data-o]");
+    if (!piece || !piece.closest(`${VIEW} .cbx-doc`)) return null;
+    const text = textNode(piece);
+    return Number(piece.dataset.o) + (node === text ? pointsOf(text.data, units) : 0);
+  };
+  const start = offset(range.startContainer, range.startOffset);
+  const end = offset(range.endContainer, range.endOffset);
+  if (start === null || end === null || end <= start) return null;
+  const view = range.startContainer.parentElement?.closest(VIEW);
+  return view ? { doc: view.dataset.doc, start, end, box: range.getBoundingClientRect() } : null;
+}
+
+function offerSpan() {
+  nav.offer?.remove();
+  nav.offer = null;
+  const span = selectedSpan();
+  if (!span) return;
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = "cbx-makespan";
+  button.textContent = `Make [${span.start}, ${span.end}) a span of the new check`;
+  button.style.cssText =
+    `position:fixed;z-index:1000050;left:${Math.max(span.box.left, 4)}px;` +
+    `top:${Math.max(span.box.top - 30, 4)}px;font:600 12px/1.6 sans-serif;color:#fff;` +
+    "background:#c2185b;border:0;border-radius:10px;padding:2px 10px;cursor:pointer";
+  button.addEventListener("mousedown", (event) => event.preventDefault());
+  button.addEventListener("click", (event) => {
+    event.stopPropagation();
+    nav.send?.("span", { doc: span.doc, start: span.start, end: span.end });
+    button.remove();
+    nav.offer = null;
+  });
+  document.body.append(button);
+  nav.offer = button;
+}
+
 function install() {
   nav.quiet = new WeakSet(); // views scrolled by this script: their next scroll is ours
   nav.seen = new WeakSet(); // views drawn before: a new one is a redrawn view
@@ -271,6 +348,7 @@ function install() {
     },
     true,
   );
+  document.addEventListener("mouseup", () => setTimeout(offerSpan, 0));
   document.addEventListener("click", (event) => {
     const target = event.target instanceof Element ? event.target : null;
     const map = target?.closest(`${VIEW} .cbx-map`);
@@ -281,6 +359,7 @@ function install() {
     if (map) onMapClick(map, event);
     else if (button) step(button);
     else if (span) jump(Number(span.dataset.at), span.dataset.doc);
+    else if (target) inspect(target);
   });
 }
 

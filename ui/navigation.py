@@ -1,6 +1,8 @@
 """Navigation in the views: the script that makes the minimaps, the boundary and match
 steps and the matrix's span buttons jump, and that scrolls the views together (`navigation.js`).
 
+A click on a chunk comes here as the `inspect` trigger and opens it in the chunk detail;
+text selected in a view, as the `span` trigger, becomes a span of the check being written.
 A jump within the page the views draw happens in the browser alone. A jump elsewhere
 (another page, another document, a boundary beyond the page) comes here as the
 component's `jump` trigger: the callback turns the document, `turn_page` the page, and
@@ -31,6 +33,38 @@ def _on_jump() -> None:
         st.session_state["nav_request"] = dict(request)
         if isinstance(request.get("doc"), str):
             st.session_state["doc"] = request["doc"]
+
+
+def _on_inspect() -> None:
+    """Before the rerun: a click on a chunk in a view opens it in the chunk detail (the
+    detail refuses a column or an order it does not have, as it does any stale one)."""
+    request = st.session_state[KEY]["inspect"]
+    if not isinstance(request, Mapping):
+        return
+    column, order = request.get("column"), request.get("order")
+    if isinstance(column, str) and type(order) is int and order >= 0:
+        st.session_state["detail_column"] = column
+        st.session_state["detail_order"] = order
+        st.toast(
+            f"Chunk {order:,} of {markdown_literal(column)} is open under Chunk detail, "
+            "below the views."
+        )
+
+
+def _on_span() -> None:
+    """Before the rerun: text selected in a view becomes span A of the check being
+    written (span B once A is set), by offsets; the form checks it when it is added."""
+    request = st.session_state[KEY]["span"]
+    if not isinstance(request, Mapping):
+        return
+    start, end = request.get("start"), request.get("end")
+    if type(start) is not int or type(end) is not int or not 0 <= start < end:
+        return
+    side = "b" if st.session_state.get("check_a_start") is not None else "a"
+    st.session_state["check_mode"] = "Offsets"
+    st.session_state[f"check_{side}_start"] = start
+    st.session_state[f"check_{side}_end"] = end
+    st.toast(f"Span {side.upper()} is [{start:,}, {end:,}): add the check under Span checks.")
 
 
 def request_jump(offset: int) -> None:
@@ -92,5 +126,7 @@ def navigator() -> None:
         key=KEY,
         data={"target": st.session_state.get("nav_target")},
         on_jump_change=_on_jump,
+        on_inspect_change=_on_inspect,
+        on_span_change=_on_span,
         height=0,
     )

@@ -39,10 +39,10 @@ from explorer.retrieval.evaluate import (
 )
 from explorer.retrieval.questions import QuestionSet, new_question, parse_questions
 from explorer.retrieval.retrievers import RetrieverName
-from explorer.view.display import markdown_literal, markdown_rows, plain_text
+from explorer.view.display import count_words, markdown_literal, markdown_rows, plain_text
 from explorer.view.render import RANKED_LEGEND, RANKED_STYLE, render_ranked_view
 
-from .common import show_error
+from .common import QUOTE_HELP, show_error
 from .draft import draft_button
 from .work import kept_work, questions_download
 
@@ -222,15 +222,18 @@ def question_form(
             key="new_question_doc",
         )
         first = st.text_area(
-            "Answer: quote it exactly as the document has it (the quote must occur once)",
+            "Answer: quote it from the document (the quote must occur once)",
             max_chars=MAX_QUOTE_CHARS,
             key="new_question_quote",
             height=80,
+            help=QUOTE_HELP,
         )
-        second = st.text_input(
+        second = st.text_area(
             "A second quote, e.g. the qualifier that belongs with it (optional)",
             max_chars=MAX_QUOTE_CHARS,
             key="new_question_quote_2",
+            height=68,
+            help=QUOTE_HELP,
         )
         if not st.form_submit_button("Add question"):
             return
@@ -483,8 +486,9 @@ def retrieval_page(
         if evaluation is not None:
             st.subheader("Retrieval scoreboard")
             st.caption(
-                f"{len(questions.questions):,} questions, the top {k} chunks of each column's "
-                f"whole index by {retriever}. Recall: how much of each answer was retrieved; "
+                f"{count_words(len(questions.questions), 'question')}, the top {k} chunks of "
+                f"each column's whole index by {retriever}. Recall: how much of each answer "
+                "was retrieved; "
                 "precision: how much of what was retrieved is answer; IoU: both at once; hit "
                 "rate: the share of questions whose whole answer sits in one retrieved chunk."
             )

@@ -54,7 +54,10 @@ def size_chart(exploration: Exploration) -> alt.FacetChart:
         .transform_calculate(zero="0")
         .properties(height=90, width=700)
     )
+    # Each row's column name stands above it, level: turned on its side beside a row
+    # 90 px tall, a long name ran into its neighbours' names.
+    header = alt.Header(labelAngle=0, labelAlign="left", labelOrient="top", labelFontWeight="bold")
     chart: alt.FacetChart = bars.facet(
-        row=alt.Row("column:N", title=None, sort=names)
+        row=alt.Row("column:N", title=None, sort=names, header=header)
     ).resolve_scale(y="independent")
     return chart

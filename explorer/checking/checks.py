@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from typing_extensions import TypedDict
 
@@ -50,28 +53,105 @@ class CheckResult(TypedDict):
     spans: list[SpanResult]
 
 
+# What a person types for what a document prints: straight quotes for curly ones, a
+# hyphen for any dash. Each maps one character to one, so offsets carry over.
+_TYPED = str.maketrans(
+    {
+        **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032", "'"),
+        **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033", '"'),
+        **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"),
+    }
+)
+_SPACES = re.compile(r"\s+")
+# The whitespace runs folding changes: all but a lone space, which stays itself.
+_RUNS = re.compile(r"[^\S ]\s*| \s+")
+
+
+@dataclass(frozen=True)
+class Folded:
+    """A text as quotes are matched in it: typographic quotes and dashes in their ASCII
+    forms, each run of whitespace (line breaks included) one space. `runs` are the
+    `(folded offset, offset in the text, run length)` of every whitespace run, so a match
+    in the folded text is placed back on the text's own characters."""
+
+    text: str
+    runs: tuple[tuple[int, int, int], ...]
+
+    @classmethod
+    @lru_cache(maxsize=2)  # the spans of a document's checks share its folded text
+    def of(cls, text: str) -> Folded:
+        parts: list[str] = []
+        runs: list[tuple[int, int, int]] = []
+        done = folded = 0
+        for run in _RUNS.finditer(text):
+            parts.append(text[done : run.start()])
+            folded += run.start() - done
+            runs.append((folded, run.start(), run.end() - run.start()))
+            parts.append(" ")
+            folded += 1
+            done = run.end()
+        parts.append(text[done:])
+        return cls("".join(parts).translate(_TYPED), tuple(runs))
+
+    def _before(self, at: int) -> tuple[int, int]:
+        """The text offset of folded offset `at`, and how many characters that folded
+        character stands for (a whitespace run's length, else 1)."""
+        shift = 0
+        position = bisect_right(self.runs, at, key=lambda run: run[0]) - 1
+        if position >= 0:
+            folded, original, length = self.runs[position]
+            if folded == at:
+                return original, length
+            shift = original + length - (folded + 1)
+        return at + shift, 1
+
+    def place(self, start: int, end: int) -> tuple[int, int]:
+        """The text's `[start, end)` that folded `[start, end)` stands for: a whitespace
+        run at either edge counts whole."""
+        first, _ = self._before(start)
+        last, length = self._before(end - 1)
+        return first, last + length
+
+
+def fold_quote(quote: str) -> str:
+    """A quote folded as `Folded` folds a text."""
+    return _SPACES.sub(" ", quote).translate(_TYPED)
+
+
+def locate_quote(text: str, quote: str, where: str) -> tuple[int, int]:
+    """Where `quote` occurs in `text`, exactly once, as people type quotes: a whitespace
+    run matches any whitespace run (a line break too), a straight quote a curly one, a
+    hyphen any dash. The offsets cover the text's own characters."""
+    folded = Folded.of(text)
+    needle = fold_quote(quote)
+    first = folded.text.find(needle)
+    if first < 0:
+        raise ExplorerError(
+            ErrorCode.SPAN_QUOTE_NOT_FOUND,
+            f"{where}: the quote {quote!r} is not in the text",
+        )
+    again = folded.text.find(needle, first + 1)
+    start, end = folded.place(first, first + len(needle))
+    if again >= 0:
+        raise ExplorerError(
+            ErrorCode.SPAN_QUOTE_AMBIGUOUS,
+            f"{where}: the quote {quote!r} occurs more than once (at {start} and "
+            f"{folded.place(again, again + len(needle))[0]})",
+        )
+    return start, end
+
+
 def resolve_span(text: str, span: ManifestSpan, where: str) -> ResolvedSpan:
     """A quote's unique position, or offsets checked against the text."""
     if span.quote is not None:
-        first = text.find(span.quote)
-        if first < 0:
-            raise ExplorerError(
-                ErrorCode.SPAN_QUOTE_NOT_FOUND,
-                f"{where}: the quote {span.quote!r} is not in the text",
-            )
-        again = text.find(span.quote, first + 1)
-        if again >= 0:
-            raise ExplorerError(
-                ErrorCode.SPAN_QUOTE_AMBIGUOUS,
-                f"{where}: the quote {span.quote!r} occurs more than once (at {first} and {again})",
-            )
-        return ResolvedSpan(span.label, first, first + len(span.quote))
+        return ResolvedSpan(span.label, *locate_quote(text, span.quote, where))
+    length = len(text)
     start, end = span.start, span.end
-    if start is None or end is None or not 0 <= start < end <= len(text):
+    if start is None or end is None or not 0 <= start < end <= length:
         raise ExplorerError(
             ErrorCode.SPAN_OUT_OF_RANGE,
             f"{where}: [{start}, {end}) is not a non-empty span of the text's "
-            f"{len(text):,} characters",
+            f"{length:,} characters",
         )
     return ResolvedSpan(span.label, start, end)
 

@@ -34,6 +34,33 @@ FLAG_WORDS = {
     DANGLING: "opens with a reference to what came before, away from its heading",
 }
 
+# Short names, for a scoreboard column each.
+FLAG_SHORT = {
+    OVER_SIZE: "Longer than size",
+    TINY: "Tiny",
+    MID_SENTENCE: "Cut mid-sentence",
+    IN_CODE_BLOCK: "Cut in code",
+    DANGLING: "Dangling reference",
+}
+# What a policy does by design, so a flag says nothing about it: a fixed window cuts
+# wherever its size ends, inside sentences and code blocks alike. The page leaves these
+# out of a column's badge colours unless asked; the report counts every flag.
+BY_DESIGN: Mapping[str, frozenset[str]] = {
+    "fixed-char": frozenset({MID_SENTENCE, IN_CODE_BLOCK}),
+}
+
+
+def colour_flags(strategy: str, chosen: frozenset[str], by_design: bool) -> frozenset[str]:
+    """The flags that colour a column's badges: those `chosen`, less what its policy does
+    by design when `by_design` leaves that out."""
+    return chosen - BY_DESIGN.get(strategy, frozenset()) if by_design else chosen
+
+
+def only_flags(flagged: Sequence[tuple[str, ...]], kept: frozenset[str]) -> list[tuple[str, ...]]:
+    """Each chunk's flags, only those in `kept` (in `FLAGS` order)."""
+    return [tuple(name for name in names if name in kept) for names in flagged]
+
+
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
 # A sentence ends with . ! ? or … , then perhaps closing quotes, brackets or emphasis.
 _SENTENCE_END = re.compile("[.!?\u2026][\"'\u201d\u2019\u00bb)\\]}*_`]*$")

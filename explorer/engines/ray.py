@@ -76,9 +76,9 @@ from ..retrieval.retrievers import (
     Ranking,
     RetrieverName,
     best_chunks,
-    bm25_terms,
     embedded,
 )
+from ..retrieval.terms import bm25_terms
 from ..sources.documents import DocumentRecord
 from ..sources.loading import (
     DocumentStatus,

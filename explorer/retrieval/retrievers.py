@@ -4,8 +4,6 @@ order) is done once, by `top_k`, fusing rankings once, by `fused`."""
 
 from __future__ import annotations
 
-import importlib
-import logging
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -13,6 +11,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
 from ..errors import ErrorCode, ExplorerError
 from ..limits import Limits
+from .terms import bm25_terms
 
 RETRIEVERS = ("bm25", "embedding", "hybrid")
 RetrieverName = Literal["bm25", "embedding", "hybrid"]
@@ -74,17 +73,6 @@ def best_chunks(
 
 
 BM25_K1, BM25_B = 1.5, 0.75
-
-
-def bm25_terms(texts: Sequence[str]) -> list[list[str]]:
-    """Each text's words as BM25 counts them (see `BM25`), in order."""
-    bm25s = importlib.import_module("bm25s")
-    logging.getLogger("bm25s").setLevel(logging.WARNING)
-    stemmer = importlib.import_module("Stemmer").Stemmer("english")
-    terms: list[list[str]] = bm25s.tokenize(
-        list(texts), stopwords="en", stemmer=stemmer, return_ids=False, show_progress=False
-    )
-    return terms
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from ..digests import canonical_json, sha, sha_bytes
 from ..errors import ErrorCode, ExplorerError
@@ -42,6 +42,9 @@ class Upload(Protocol):
     def size(self) -> int: ...
 
     def getvalue(self) -> bytes: ...
+
+
+U = TypeVar("U", bound=Upload)
 
 
 @dataclass(frozen=True)
@@ -244,6 +247,18 @@ def bundle_from_files(uploads: Sequence[tuple[str, bytes]]) -> Bundle:
         wanted[name] = path
     files = {path: by_name[name][0] for name, path in wanted.items() if name in by_name}
     return Bundle(manifest, files)
+
+
+def latest_uploads(uploads: Sequence[U]) -> tuple[list[U], list[str]]:
+    """The uploads with one file per name (the last one dropped, in the order they came
+    first), and the names that came more than once: a file dropped again beside a new
+    one replaces itself instead of refusing the whole upload."""
+    latest: dict[str, U] = {}
+    counts: dict[str, int] = {}
+    for upload in uploads:
+        latest[upload.name] = upload
+        counts[upload.name] = counts.get(upload.name, 0) + 1
+    return list(latest.values()), [name for name, count in counts.items() if count > 1]
 
 
 def bundle_from_uploads(uploads: Sequence[Upload]) -> Bundle:

@@ -19,7 +19,7 @@ from ..sources.manifest import Manifest
 from . import queries
 from .apply import Checkpoint, RunSummary, apply_plan, no_checkpoint
 from .lock import RUN_WAIT_SECONDS, run_in_progress, run_lock
-from .plan import StatusRow, check_scope, plan_run
+from .plan import Key, StatusRow, check_scope, deletions, plan_run
 from .queries import Failure, Hit, Receipt, RunRow, SearchMode, ServedDocument
 from .schema import connect, storage_error
 
@@ -88,6 +88,16 @@ class Store:
             check_scope(plan, tenants, allow_deletions)
             plan = replace(plan, private=tenants is not None)
             return apply_plan(self._db, plan, config, embedder, checkpoint)
+
+    @_translated
+    def would_delete(self, manifest: Manifest, tenants: frozenset[str] | None = None) -> list[Key]:
+        """The (tenant, source_id) a run of `manifest` for `tenants` (None: any) would
+        delete now: a preview, nothing is written; another tenant's documents are not
+        among them, as a run does not see them."""
+        served = queries.served_versions(self._db)
+        if tenants is not None:
+            served = {key: now for key, now in served.items() if key[0] in tenants}
+        return deletions(manifest, served)
 
     @_translated
     def search(

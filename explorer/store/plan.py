@@ -98,7 +98,7 @@ def plan_run(
         else:
             outcome = Outcome.ADDED if now is None else Outcome.UPDATED
             steps.append(Step(*key, outcome, document))
-    steps += [Step(*key, Outcome.DELETED, None) for key in _deletions(manifest, served)]
+    steps += [Step(*key, Outcome.DELETED, None) for key in deletions(manifest, served)]
     statuses = tuple(
         StatusRow(
             tenant_of(entry.get("access_scope")), status.source_id, status.status, status.detail
@@ -108,7 +108,10 @@ def plan_run(
     return Plan(config_digest, embedder, tuple(steps), statuses, len(load.failures))
 
 
-def _deletions(manifest: Manifest, served: Mapping[Key, Served]) -> list[Key]:
+def deletions(manifest: Manifest, served: Mapping[Key, Served]) -> list[Key]:
+    """What a run of `manifest` deletes from what the index serves: its `deleted`
+    (`delete_unknown_document` for one it does not serve), and with `complete`, every
+    document of its tenants that it does not list."""
     doomed: list[Key] = []
     for gone in manifest.deleted:
         key = (tenant_of(gone.access_scope), gone.source_id)

@@ -4,7 +4,6 @@ history and the deletion receipts as typed rows, formatted here once for every c
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from dataclasses import asdict, dataclass
 from enum import StrEnum
@@ -18,6 +17,7 @@ from ..errors import ErrorCode, ExplorerError
 from ..models import strict_shape
 from ..retrieval.embedding import Embedder, blob_bytes, embed_texts, from_blobs
 from ..retrieval.retrievers import FUSION_DEPTH, fused
+from ..retrieval.terms import words as search_words
 from ..sources.loading import OK
 from .plan import CODE_TEXT, Key, Served, StatusRow
 from .schema import BUSY_SECONDS, TABLES
@@ -178,13 +178,15 @@ class Receipt:
 
 
 def search_terms(query: str) -> str:
-    """A user's words as an FTS5 query: each distinct word a quoted term, any may match."""
+    """A user's words as an FTS5 query: each distinct word a quoted term, any may match.
+    The words are those the Retrieval tab's BM25 counts (`retrieval.terms.words`): stop
+    words neither rank nor light up in a snippet."""
     if len(query) > MAX_QUERY_CHARS:
         raise ExplorerError(
             ErrorCode.INVALID_QUERY,
             f"the query has {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}",
         )
-    words = list(dict.fromkeys(word.casefold() for word in re.findall(r"\w+", query)))
+    words = list(dict.fromkeys(search_words(query)))
     if len(words) > MAX_QUERY_TERMS:
         raise ExplorerError(
             ErrorCode.INVALID_QUERY,

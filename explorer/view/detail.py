@@ -27,3 +27,23 @@ def chunk_facts(chunk: ChunkRecord, flags: Sequence[str]) -> list[dict[str, str]
         ("Flags", ", ".join(FLAG_WORDS[f] for f in flags) or "none"),
     ]
     return [{"Field": name, "Value": value} for name, value in facts]
+
+
+FIRST_WORDS = 12
+
+
+def chunk_list(
+    chunks: Sequence[ChunkRecord], flags: Sequence[tuple[str, ...]]
+) -> list[dict[str, object]]:
+    """One row per chunk (one document's, in order): its order, section, size, flags and
+    first words, for a list the page lets a person search and pick from."""
+    return [
+        {
+            "Order": chunk["order"],
+            "Section": plain_text(chunk["section_title"]),
+            "Chars": chunk["end"] - chunk["start"],
+            "Flags": ", ".join(FLAG_WORDS[f] for f in names),
+            "First words": plain_text(" ".join(chunk["text"].split()[:FIRST_WORDS])),
+        }
+        for chunk, names in zip(chunks, flags, strict=True)
+    ]

@@ -14,7 +14,6 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 
 FSI, PDI = "\u2068", "\u2069"
-WJ = "\u2060"  # WORD JOINER: invisible, and no letter of a URL or an address
 # Bidi classes that can reorder what surrounds them: right-to-left letters and numbers,
 # and the explicit embeddings, overrides and isolates.
 _REORDERING = {"R", "AL", "AN", "LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"}
@@ -23,8 +22,13 @@ _SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 # CommonMark lets a backslash escape every ASCII punctuation character. A colon becomes a
 # character reference instead: Streamlit rewrites the raw `:material/` before parsing.
 # GFM turns `http://…`, `www.…` and `a@b.c` in the parsed text into links, whatever was
-# escaped; an invisible joiner after `:` and `@` and before `www`'s dot stops it.
-_AUTOLINK = re.compile(r"(?<=[:@])|(?<=[wW]{3})(?=\.)")
+# escaped: text that holds one (or a `mailto:`, an `xmpp:`, any `://`) is shown as code,
+# where nothing is a link, rather than broken by an invisible character that a copy of it
+# would carry along. Its colons stay outside the code, as references, so no `:…:` of it
+# reaches Streamlit's icon and emoji rewriting.
+_LINKABLE = re.compile(
+    r"://|\bwww\.|\b(?:mailto|xmpp):|[-.\w+]+@[-\w]+(?:\.[-\w]+)+", re.IGNORECASE
+)
 _MARKDOWN = {
     **{ord(c): "\\" + c for c in string.punctuation},
     ord(":"): "&#58;",
@@ -39,6 +43,8 @@ EXPLICIT_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
 def visible_controls(text: str) -> str:
     """Control and bidi-formatting characters spelled out (`\\n`, `\\u202e`), so a line
     break cannot start a heading and an override cannot reverse its neighbours."""
+    if text.isascii() and text.isprintable():  # no control, no bidi format character
+        return text
     return "".join(
         _SHORT.get(c, f"\\u{ord(c):04x}")
         if unicodedata.category(c) == "Cc" or unicodedata.bidirectional(c) in _EXPLICIT
@@ -49,6 +55,8 @@ def visible_controls(text: str) -> str:
 
 def isolate(text: str) -> str:
     """Wrap text that could reorder its surroundings in FSI…PDI (a bidi isolate)."""
+    if text.isascii():  # ASCII holds no right-to-left letter and no bidi control
+        return text
     if any(unicodedata.bidirectional(c) in _REORDERING for c in text):
         return f"{FSI}{text}{PDI}"
     return text
@@ -64,18 +72,36 @@ def _reference(spaces: str) -> str:
 
 
 def markdown_literal(text: str) -> str:
-    """Markdown that renders as exactly `text` (controls spelled out, direction isolated).
+    """Markdown that renders as exactly `text` (controls spelled out, direction isolated),
+    and copies as exactly it: no invisible character is added.
 
     Spaces at either end become character references: four would start a code block,
-    and a renderer would drop the rest.
+    and a renderer would drop the rest. Text that GFM would make a link is a code span.
     """
-    body = _AUTOLINK.sub(WJ, visible_controls(text)).translate(_MARKDOWN)
+    visible = visible_controls(text)
+    if _LINKABLE.search(visible):  # code, its colons outside: Streamlit rewrites `:…:`
+        return isolate("&#58;".join(_code_piece(piece) for piece in visible.split(":")))
+    body = visible.translate(_MARKDOWN)
     core = body.strip()
     if not core:
         return _reference(body)
     start = body.index(core)
     end = start + len(core)
     return isolate(_reference(body[:start]) + core + _reference(body[end:]))
+
+
+def _code_piece(text: str) -> str:
+    """A piece of linkable text between colons: a code span, or spaces as references."""
+    return code_span(text) if text.strip(" ") else _reference(text)
+
+
+def code_span(text: str) -> str:
+    """A Markdown code span that shows `text` (one line) exactly: fenced by more backticks
+    than it holds in a row, padded where CommonMark would strip or join a space."""
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    padded = text.startswith(("`", " ")) or text.endswith(("`", " "))
+    pad = " " if padded else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def markdown_rows(rows: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
@@ -91,6 +117,11 @@ def file_name_part(text: str) -> str:
     """A piece of a download's file name: ASCII letters, digits, `.`, `-` and `_` only,
     so an override (U+202E) cannot disguise the extension, and at most 100 of them."""
     return _FILE_NAME_UNSAFE.sub("_", text)[:MAX_FILE_NAME_PART]
+
+
+def count_words(count: int, noun: str) -> str:
+    """`1 document`, `2,000 documents`: a count and its noun, in the right number."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 def size_words(config: Mapping[str, object]) -> str:

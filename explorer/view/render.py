@@ -49,6 +49,12 @@ STYLE = (
     '[data-testid="stMainBlockContainer"]{padding-top:2.5rem}'
     ".cbx-view{margin-bottom:.5rem;min-width:0}"
     ".cbx-head{font:600 14px/1.4 sans-serif;margin:0 0 6px}"
+    ".cbx-name{overflow-wrap:anywhere;min-height:2.8em}"
+    ".cbx-docname{font-weight:600;color:#222}"
+    ".cbx-k{cursor:pointer}.cbx-n{cursor:pointer}"
+    ".cbx-picked{outline:3px solid #1976d2;outline-offset:1px}"
+    ".cbx-reached::before{background:#1976d2!important;box-shadow:0 0 0 3px #90caf9}"
+    ".cbx-note-step{font:400 12px/1.5 sans-serif;color:#0d47a1;margin-left:4px}"
     ".cbx-line{white-space:nowrap;overflow:hidden;text-overflow:ellipsis}"
     ".cbx-verdicts{white-space:nowrap;overflow-x:auto}"
     ".cbx-head .cbx-sub{font-weight:400;color:#555}"
@@ -262,7 +268,7 @@ def render_text(
             extra += " cbx-dim" if shown and not shown.intersection(names) else ""
             parts.append(
                 f'<span class="cbx-k cbx-k{colour}{extra}" data-o="{start}" '
-                f'title="{_chunk_title(chunk, names)}">{piece}</span>'
+                f'data-c="{chunk["order"]}" title="{_chunk_title(chunk, names)}">{piece}</span>'
             )
     return "".join(parts)
 
@@ -321,19 +327,21 @@ def render_view(
     low, high = window if window is not None else (0, len(text))
     # The flags the filter asks for, for the steps from match to match.
     filtered = f' data-shown="{escape(" ".join(sorted(shown)))}"' if shown else ""
-    # Every header line is one line (cut with an ellipsis, whole on hover), so the views
-    # of all columns start at the same height.
+    # The column's name is shown whole (it wraps); every other header line is one line
+    # (cut with an ellipsis, whole on hover).
     sized = size_words(result["config"])
     named = f"{result['name']} ({sized})"
+    document = plain_text(source_id)
+    counted = f"{len(chunks):,} chunk{'' if len(chunks) == 1 else 's'} in {document}"
     head = (
         f'<div class="cbx-view" data-policy="{escape(result["name"])}" '
         f'data-doc="{escape(source_id)}" data-len="{len(text)}" data-window="{low} {high}"'
         f"{filtered}>"
-        f'<div class="cbx-head"><div class="cbx-line" title="{escape(named)}">'
+        f'<div class="cbx-head"><div class="cbx-name" title="{escape(named)}">'
         f'{escape(result["name"])} <span class="cbx-sub">({escape(sized)})</span></div>'
-        f'<div class="cbx-line"><span class="cbx-count" title="chunks of this document; '
-        f'of all documents">{len(chunks):,} chunk{"" if len(chunks) == 1 else "s"} in this '
-        "document</span>"
+        f'<div class="cbx-line" title="{escape(counted)}"><span class="cbx-count">'
+        f"{len(chunks):,} chunk{'' if len(chunks) == 1 else 's'} in "
+        f'<bdi class="cbx-docname">{escape(document)}</bdi></span>'
         f'<span class="cbx-sub"> · {result["chunk_count"]:,} in all documents</span></div>'
         f'<div class="cbx-line"><span class="cbx-flagcount">{flagged:,} flagged</span>'
         + (f'<span class="cbx-sub"> · {matching:,} match the filter</span>' if shown else "")
@@ -552,6 +560,9 @@ def _jumps(check: ResolvedCheck | None) -> str:
     )
 
 
+SCROLL_HINT_COLUMNS = 4  # a narrow window (ui/layout.py) shows the hint from this many
+
+
 def render_matrix(
     names: Sequence[str], rows: Sequence[MatrixRow], checks: Sequence[ResolvedCheck] = ()
 ) -> str:
@@ -577,9 +588,14 @@ def render_matrix(
         + "</tr>"
         for row in rows
     )
+    hint = (
+        '<div class="cbx-scrollhint">Scroll the table sideways for every column →</div>'
+        if len(names) >= SCROLL_HINT_COLUMNS
+        else ""
+    )
     return (
         '<div class="cbx-scroll"><table class="cbx-matrix"><thead><tr><th>Span check</th>'
-        f"{head}</tr></thead><tbody>{body}</tbody></table></div>"
+        f"{head}</tr></thead><tbody>{body}</tbody></table></div>{hint}"
     )
 
 

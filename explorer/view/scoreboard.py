@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import median_low
-from typing import Literal
+from typing import Literal, cast
 
 from ..checking.checks import CheckResult, ResolvedCheck, SpanResult, together_only_by_overlap
+from ..checking.flags import FLAG_SHORT, FLAGS
 from ..checking.report import FlagCounts, SkippedCheck
 from ..chunking.index import ChunkRecord
 from ..pipeline import Column
@@ -63,6 +64,7 @@ def score_rows(scores: Sequence[ColumnScore], skipped: int = 0) -> list[dict[str
         else:
             kept = "no check evaluated" if skipped else "no checks"
         low, middle, high = score.sizes or (0, 0, 0)
+        per_flag: Mapping[str, int] = cast(Mapping[str, int], score.flags)
         rows.append(
             {
                 "Column": score.name,
@@ -71,6 +73,7 @@ def score_rows(scores: Sequence[ColumnScore], skipped: int = 0) -> list[dict[str
                 "Chunks": f"{score.chunks:,}",
                 "Chars min / median / max": f"{low:,} / {middle:,} / {high:,}",
                 "Flagged chunks": f"{score.flags['flagged']:,}",
+                **{FLAG_SHORT[flag]: f"{per_flag[flag]:,}" for flag in FLAGS},
             }
         )
     return rows
