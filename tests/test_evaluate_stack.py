@@ -435,3 +435,18 @@ def test_evaluate_reuses_the_vectors_the_store_computed(
     assert f"vectors: 2 computed, {len(chunks)} reused" in result.err
     again = run_cli("ingest", manifest, "--db", db, *column, "--embedder", COUNTING)
     assert again.code == 0 and "unchanged 2" in again.out  # the store still reads its index
+
+
+def test_a_cosine_is_the_same_in_any_block() -> None:
+    """Blocks of questions (and Ray's shards of chunks) score as the whole does, bit for
+    bit: a BLAS product rounds differently for other matrix sizes."""
+    import numpy as np
+
+    from explorer.retrieval.retrievers import cosines
+
+    rng = np.random.default_rng(7)
+    asked = rng.standard_normal((37, 256)).astype(np.float32)
+    vectors = rng.standard_normal((3001, 256)).astype(np.float32)
+    whole = cosines(asked, vectors)
+    assert np.array_equal(cosines(asked[5:12], vectors[100:2999]), whole[5:12, 100:2999])
+    assert np.array_equal(cosines(asked[:1], vectors[:1]), whole[:1, :1])
