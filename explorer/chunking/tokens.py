@@ -18,6 +18,7 @@ from ..grammars.units import Unit
 from ..grammars.v1 import Span
 
 if TYPE_CHECKING:
+    import riptoken
     import tiktoken
 
 TOKENIZER = "cl100k_base"
@@ -38,6 +39,18 @@ def _encoding() -> tiktoken.Encoding:
     return tiktoken.get_encoding(_OFFLINE_ENCODING)
 
 
+@cache
+def _counter() -> riptoken.CoreBPE:
+    """The same encoding in riptoken's BPE core, which encodes the same tokens as
+    tiktoken's at about twice its speed (tests/test_fast_path.py holds them equal).
+    Built from tiktoken's ranks, pattern and special tokens, as tiktoken's README
+    extends an encoding, so the data is still the checked offline file."""
+    import riptoken
+
+    encoding = _encoding()
+    return riptoken.CoreBPE(encoding._mergeable_ranks, encoding._special_tokens, encoding._pat_str)
+
+
 def encoding() -> tiktoken.Encoding:
     """The offline cl100k_base encoding, for the libraries that take one (live columns)."""
     return _encoding()
@@ -45,7 +58,7 @@ def encoding() -> tiktoken.Encoding:
 
 def count_tokens(text: str) -> int:
     """The number of cl100k_base tokens of `text` on its own."""
-    return len(_encoding().encode_ordinary(text))
+    return len(_counter().encode_ordinary(text))
 
 
 def _check(size: int, overlap: int) -> None:
@@ -120,7 +133,7 @@ def token_windows(text: str, start: int, end: int, size: int, overlap: int = 0) 
     encoding = _encoding()
     span = text[start:end]
     data = span.encode("utf-8")
-    tokens = encoding.encode_ordinary(span)
+    tokens = _counter().encode_ordinary(span)
     # bounds[i]: the byte offset in `data` where token i starts; the last is len(data).
     bounds = [0, *accumulate(map(len, encoding.decode_tokens_bytes(tokens)))]
     last = len(tokens)
