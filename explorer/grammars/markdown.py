@@ -21,7 +21,7 @@ from markdown_it import MarkdownIt
 from markdown_it_pyrs import MarkdownIt as MarkdownItRs
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from .units import Unit
+from .units import Measures, Unit
 from .v1 import Span
 
 # Only the block structure is needed: inline parsing (emphasis, links…) would cost three
@@ -55,22 +55,50 @@ _FAST = MarkdownItRs("zero").enable_many(
 )
 
 # Where the two parsers are known to part, each found by differential fuzzing
-# (tests/test_fast_path.py): a lazy continuation line of a block quote's paragraph that
-# is an ordered list item which may not interrupt a paragraph (`> a\n2. b`) or a table
-# row, and an ordered list item among a table's rows (markdown-it.rs reads it as a
-# row); and a line of only spaces some of which are not ASCII (U+00A0…): blank to
-# markdown-it.rs, text to markdown-it-py. A document that holds every pattern of one
-# group is parsed by markdown-it-py. Each pattern takes linear time on any text.
+# (tests/test_fast_path.py), all within one run of non-blank lines: a lazy continuation
+# line of a block quote's paragraph that is an ordered list item which may not interrupt
+# a paragraph (`> a\n2. b`) or a table row (markdown-it.rs starts a table), an ordered
+# list item among a table's rows (markdown-it.rs reads it as a row), a row above a line
+# of dashes without a pipe (`| a |\n---`: a table to markdown-it-py, a setext heading to
+# markdown-it.rs) or a row in a list item or quote above a delimiter row; and a line
+# of only spaces some of which are not ASCII (U+00A0…): blank to markdown-it.rs, text to
+# markdown-it-py. `_may_part` finds them in linear time, and markdown-it-py parses such
+# a document.
+_SPACE = "\x0b\x0c\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+_ODD_BLANK = re.compile(f"^[ \\t]*[{_SPACE}][ \\t{_SPACE}]*$", re.MULTILINE)
 _QUOTE = re.compile(r"^[ \t]*>", re.MULTILINE)
 _ORDERED = re.compile(r"^[ \t>]*[0-9]{1,9}[.)]", re.MULTILINE)
-_PIPE = re.compile(r"\|")
-_SPACE = "\x0b\x0c\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
-_DIVERGENT = (
-    (re.compile(f"^[ \\t]*[{_SPACE}][ \\t{_SPACE}]*$", re.MULTILINE),),
-    (_QUOTE, _ORDERED),
-    (_QUOTE, _PIPE),
-    (_PIPE, _ORDERED),
-)
+# A line that may be a table's delimiter row or a setext underline, and a line in a
+# list item or quote.
+_DELIMITER = re.compile(r"[ \t|:-]*-[ \t|:-]*$")
+_ITEM = re.compile(r"[ \t]*(?:[-+*>]|[0-9]{1,9}[.)])")
+
+
+def _may_part(text: str) -> bool:
+    """Whether the document holds a pattern where the parsers part (see above)."""
+    if _ODD_BLANK.search(text):
+        return True
+    quote = _QUOTE.search(text) is not None
+    pipe = "|" in text
+    if not pipe and not (quote and _ORDERED.search(text)):
+        return False
+    after_quote = after_pipe = False  # in this run of lines, below a quote or a row
+    header = ""  # the line above, if it has a pipe
+    for line in text.split("\n"):
+        if not line.strip(" \t"):
+            after_quote = after_pipe = False
+            header = ""
+            continue
+        ordered = _ORDERED.match(line) is not None
+        if (after_quote and ("|" in line or ordered)) or (after_pipe and ordered):
+            return True
+        if header and _DELIMITER.match(line) and ("|" not in line or _ITEM.match(header)):
+            return True
+        after_quote = after_quote or _QUOTE.match(line) is not None
+        after_pipe = after_pipe or "|" in line
+        header = line if "|" in line else ""
+    return False
+
 
 _CODE = frozenset({"fence", "code_block"})
 _CONTAINERS = frozenset({"blockquote", "bullet_list", "ordered_list"})
@@ -85,7 +113,7 @@ Found = tuple[int, int, int, str]  # kind, first line, line after the last, titl
 def top_blocks(text: str, starts: list[int]) -> Iterable[Found]:
     """Every top-level block, heading and nested code block with its lines; by
     markdown-it.rs, or by markdown-it-py for a document where the two may part."""
-    if any(all(pattern.search(text) for pattern in group) for group in _DIVERGENT):
+    if _may_part(text):
         return reference_blocks(text)
     found = fast_blocks(text, starts)
     return reference_blocks(text) if found is None else found
@@ -303,12 +331,10 @@ def split_block(
     Neighbouring lines are grouped greedily; a line larger than `size` on its own is cut
     by the unit (`Unit.cut`). Each span of `keep` (whole lines, in order: code nested in
     the block) that fits in `size` counts as one line, so no cut falls inside it. Token
-    counts of lines do not simply add up, so a group of lines is measured again as a
-    whole and gives back lines until it fits.
+    counts of lines do not always add up, so a group of lines is measured as a whole
+    (`Measures.run`, or counted again) and gives back lines until it fits.
     """
     start, end = block
-    if unit.measure(text[start:end]) <= size:
-        return [block]
     whole = [(a, b) for a, b in keep if start <= a < b <= end and unit.measure(text[a:b]) <= size]
     lines: list[Span] = []
     line_start = start
@@ -323,7 +349,10 @@ def split_block(
             line_end = end if newline < 0 else newline + 1
         lines.append((line_start, line_end))
         line_start = line_end
-    costs = [unit.measure(text[s:e]) for s, e in lines]
+    measures = unit.measure_units(text, lines)
+    if _measure_lines(text, lines, measures, unit, 0, len(lines)) <= size:
+        return [block]
+    costs = measures.costs
     pieces: list[Span] = []
     first = 0
     while first < len(lines):
@@ -335,8 +364,18 @@ def split_block(
         while stop < len(lines) and total + costs[stop] <= size:
             total += costs[stop]
             stop += 1
-        while stop - first > 1 and unit.measure(text[lines[first][0] : lines[stop - 1][1]]) > size:
+        while stop - first > 1 and _measure_lines(text, lines, measures, unit, first, stop) > size:
             stop -= 1
         pieces.append((lines[first][0], lines[stop - 1][1]))
         first = stop
     return pieces
+
+
+def _measure_lines(
+    text: str, lines: list[Span], measures: Measures, unit: Unit, first: int, stop: int
+) -> int:
+    """The measure of lines `[first, stop)` as one text: summed where it can be."""
+    summed = measures.run(first, stop - 1)
+    if summed is not None:
+        return summed
+    return unit.measure(text[lines[first][0] : lines[stop - 1][1]])
