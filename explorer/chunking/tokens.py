@@ -109,40 +109,57 @@ class Tokens:
         """Each unit counted once but for its last piece (`_last_piece`), counted with
         the gap after it and without, so that a run's count is a sum of these (see
         `adds_up_at`); a unit whose last piece is not found is counted whole, with and
-        without its gap. Short texts (gaps, last pieces) are counted once each."""
-        encode = _counter().encode_ordinary
-        known: dict[str, int] = {}
+        without its gap. Every text is counted once (a gap or a last piece that recurs,
+        once in all). riptoken's batch (threads) cost more CPU time than it saved on
+        this 2-core machine, so the counts are taken in turn."""
+        # What to count, each text once; per unit, which of them add up to its cost,
+        # its span (with the gap after it) and its gap. -1: nothing.
+        pending: dict[str, int] = {"": -1}
 
-        def short(piece: str) -> int:
-            found = known.get(piece)
+        def plan(piece: str) -> int:
+            found = pending.get(piece)
             if found is None:
-                found = known[piece] = len(encode(piece))
+                found = pending[piece] = len(pending) - 1
             return found
 
+        plans: list[tuple[int, int, int, int]] = []  # body, end piece, gap piece, gap
+        last_unit = len(units) - 1
+        for position, (start, end) in enumerate(units):
+            following = units[position + 1][0] if position < last_unit else end
+            tail = _last_piece(text, start, end) if following > end else None
+            if tail is None:
+                # Counted whole, and whole with the gap (the same text when none).
+                plans.append(
+                    (
+                        -1,
+                        plan(text[start:end]),
+                        plan(text[start:following]),
+                        plan(text[end:following]),
+                    )
+                )
+            else:
+                plans.append(
+                    (
+                        plan(text[start:tail]),
+                        plan(text[tail:end]),
+                        plan(text[tail:following]),
+                        plan(text[end:following]),
+                    )
+                )
+        encode = _counter().encode_ordinary
+        counts = [len(encode(piece)) for piece in list(pending)[1:]]
+        counts.append(0)  # index -1
         costs: list[int] = []
         gaps: list[int] = []
         joined: list[int] = [0]
         breaks: list[int] = [0]
-        last_unit = len(units) - 1
-        for position, (start, end) in enumerate(units):
-            following = units[position + 1][0] if position < last_unit else end
-            if following == end:
-                cost = span = len(encode(text[start:end]))
-                gaps.append(0)
-            else:
-                gaps.append(short(text[end:following]))
-                tail = _last_piece(text, start, end)
-                if tail is None:
-                    cost = len(encode(text[start:end]))
-                    span = len(encode(text[start:following]))
-                else:
-                    body = len(encode(text[start:tail])) if tail > start else 0
-                    cost = body + short(text[tail:end])
-                    span = body + short(text[tail:following])
-            costs.append(cost)
+        for position, (body, end_piece, gap_piece, gap) in enumerate(plans):
+            costs.append(counts[body] + counts[end_piece])
+            gaps.append(counts[gap])
             if position < last_unit:
-                joined.append(joined[-1] + span)
-                fits = adds_up_at(text, following, units[position + 1][1])
+                joined.append(joined[-1] + counts[body] + counts[gap_piece])
+                following, next_end = units[position + 1]
+                fits = adds_up_at(text, following, next_end)
                 breaks.append(breaks[-1] + (0 if fits else 1))
         return Measures(costs, gaps, joined, breaks)
 

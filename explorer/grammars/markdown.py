@@ -263,12 +263,13 @@ def sections(text: str) -> list[MarkdownSection]:
 def sections_of(text: str, starts: list[int], found: Iterable[Found]) -> list[MarkdownSection]:
     """The sections of the blocks a parser found (`top_blocks`), lines at `starts`."""
     length = len(text)
-
-    def offset(line: int) -> int:
-        return min(starts[line], length)
+    # Where each line starts, the last entry (past the text's end) at its end.
+    at = starts.copy()
+    at[-1] = length
 
     def is_blank(line: int) -> bool:
-        return text[offset(line) : offset(line + 1)].isspace() or offset(line) == length
+        begin = at[line]
+        return begin == length or text[begin : at[line + 1]].isspace()
 
     result: list[MarkdownSection] = []
     # The open section: its heading's start, title and body's start, and its blocks.
@@ -286,7 +287,7 @@ def sections_of(text: str, starts: list[int], found: Iterable[Found]) -> list[Ma
         while first < stop and is_blank(first):
             first += 1
         if stop > first:
-            blocks.append((offset(first), offset(stop)))
+            blocks.append((at[first], at[stop]))
 
     def add_lines(first: int, stop: int) -> None:
         """Lines no token covers (link reference definitions): runs of non-blank lines."""
@@ -307,14 +308,14 @@ def sections_of(text: str, starts: list[int], found: Iterable[Found]) -> list[Ma
     covered = 0  # the first line after the last top-level block
     for kind, first, stop, heading_title in found:
         if kind == _NESTED_CODE:
-            nested_code.append((offset(first), offset(stop)))
+            nested_code.append((at[first], at[stop]))
             continue
         add_lines(covered, first)
         covered = stop
         if kind == _HEADING:
-            close(offset(first))
+            close(at[first])
             blocks, nested_code = [], []
-            heading_start, body_start = offset(first), offset(stop)
+            heading_start, body_start = at[first], at[stop]
             title = heading_title
         else:
             add_block(first, stop)
