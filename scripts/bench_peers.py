@@ -12,7 +12,9 @@ reads every file from disk and cuts it in 256 cl100k_base tokens:
 - chonkie's `RecursiveChunker(tokenizer=<cl100k_base>, chunk_size=256)`;
 - LangChain's `MarkdownTextSplitter.from_tiktoken_encoder(encoding_name=<cl100k_base>,
   chunk_size=256)`;
-- semchunk's `chunkerify(<cl100k_base count>, 256)(text, offsets=True)`.
+- semchunk's `chunkerify(<cl100k_base count>, 256)(text, offsets=True)`;
+- and two floors, what the build cannot do without: markdown-it.rs's blocks of every
+  file, and riptoken's count of every file whole.
 
 Start-up is taken out for everyone: imports, the tokenizer's loading and a first run
 happen before any timing. The contenders take turns round after round (a busy machine
@@ -154,6 +156,25 @@ def peers(paths: list[Path]) -> dict[str, Callable[[], object]]:
     }
 
 
+def floors(paths: list[Path]) -> dict[str, Callable[[], object]]:
+    """What the markdown build cannot do without, each on every file read from disk:
+    markdown-it.rs's block tree and riptoken's count of the whole text."""
+    from explorer.chunking.tokens import count_tokens
+    from explorer.grammars.markdown import fast_blocks, line_starts
+
+    def parse() -> object:
+        return [fast_blocks(text, line_starts(text)) for text in texts(paths)]
+
+    def count() -> object:
+        return [count_tokens(text) for text in texts(paths)]
+
+    return {"floor: parse (markdown-it.rs)": parse, "floor: count (riptoken)": count}
+
+
+def texts(paths: list[Path]) -> list[str]:
+    return [p.read_text("utf-8") for p in paths]
+
+
 def rounds(contenders: dict[str, Callable[[], object]], repeats: int) -> dict[str, Timing]:
     """Every contender once per round, in turn; the best round of each."""
     best = {name: Timing(float("inf"), float("inf")) for name in contenders}
@@ -189,6 +210,7 @@ def main(argv: list[str]) -> int:
             )
         contenders["explorer validate (heading-aware)"] = validate(where / "heading-aware.json")
         contenders.update(peers(paths))
+        contenders.update(floors(paths))
         # validate reads the index that the first contender writes.
         ours(manifest, "heading-aware", where / "heading-aware.json")()
         best = rounds(contenders, repeats)
@@ -209,7 +231,7 @@ def main(argv: list[str]) -> int:
             f"{timing.cpu:>7.3f}{size / timing.cpu:>9.1f}"
         )
     print("\nours / peer (wall seconds; goal in brackets)")
-    ours_names = [name for name in best if name.startswith("explorer")]
+    ours_names = [name for name in best if name.startswith(("explorer", "floor"))]
     print(f"{'':<38}" + "".join(f"{peer[:18]:>20}" for peer in GOALS))
     for name in ours_names:
         cells = []

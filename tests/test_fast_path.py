@@ -37,7 +37,7 @@ def corpus_texts() -> dict[str, str]:
 def forced(text: str) -> tuple[list[grammar.MarkdownSection], list[grammar.MarkdownSection]]:
     """A document's sections by markdown-it-py, and by markdown-it.rs without the guard
     (an empty list where the fast parser itself declines)."""
-    starts = grammar._line_starts(text)
+    starts = grammar.line_starts(text)
     fast = grammar.fast_blocks(text, starts)
     return (
         grammar.sections_of(text, starts, grammar.reference_blocks(text)),
@@ -46,7 +46,7 @@ def forced(text: str) -> tuple[list[grammar.MarkdownSection], list[grammar.Markd
 
 
 def reference(text: str) -> list[grammar.MarkdownSection]:
-    starts = grammar._line_starts(text)
+    starts = grammar.line_starts(text)
     return grammar.sections_of(text, starts, grammar.reference_blocks(text))
 
 
@@ -66,7 +66,7 @@ def test_every_commonmark_example_has_the_reference_sections() -> None:
     for text in examples:
         slow, fast = forced(text)
         assert grammar.sections(text) == slow
-        if grammar.fast_blocks(text, grammar._line_starts(text)) is None:
+        if grammar.fast_blocks(text, grammar.line_starts(text)) is None:
             declined += 1
         else:
             assert fast == slow, text
@@ -115,7 +115,7 @@ def test_fuzzed_documents_have_the_reference_sections() -> None:
     for text in fuzzed(20261202, 6000):
         slow, fast = forced(text)
         assert grammar.sections(text) == slow, text
-        if fast != slow and grammar.fast_blocks(text, grammar._line_starts(text)) is not None:
+        if fast != slow and grammar.fast_blocks(text, grammar.line_starts(text)) is not None:
             assert grammar._may_part(text), text
 
 

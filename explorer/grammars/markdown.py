@@ -65,6 +65,7 @@ _FAST = MarkdownItRs("zero").enable_many(
 # markdown-it-py. `_may_part` finds them in linear time, and markdown-it-py parses such
 # a document.
 _SPACE = "\x0b\x0c\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+_ODD_SPACE = re.compile(f"[{_SPACE}]")
 _ODD_BLANK = re.compile(f"^[ \\t]*[{_SPACE}][ \\t{_SPACE}]*$", re.MULTILINE)
 _QUOTE = re.compile(r"^[ \t]*>", re.MULTILINE)
 _ORDERED = re.compile(r"^[ \t>]*[0-9]{1,9}[.)]", re.MULTILINE)
@@ -76,7 +77,7 @@ _ITEM = re.compile(r"[ \t]*(?:[-+*>]|[0-9]{1,9}[.)])")
 
 def _may_part(text: str) -> bool:
     """Whether the document holds a pattern where the parsers part (see above)."""
-    if _ODD_BLANK.search(text):
+    if _ODD_SPACE.search(text) and _ODD_BLANK.search(text):
         return True
     quote = _QUOTE.search(text) is not None
     pipe = "|" in text
@@ -249,14 +250,14 @@ class MarkdownSection:
         return split_block(text, unit, size, measure, inside)
 
 
-def _line_starts(text: str) -> list[int]:
+def line_starts(text: str) -> list[int]:
     """Where each line starts; one more entry than lines, past the end of the text."""
     return list(accumulate((len(line) + 1 for line in text.split("\n")), initial=0))
 
 
 def sections(text: str) -> list[MarkdownSection]:
     """Every section that has a block, in document order; never refuses a document."""
-    starts = _line_starts(text)
+    starts = line_starts(text)
     return sections_of(text, starts, top_blocks(text, starts))
 
 
