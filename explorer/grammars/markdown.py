@@ -102,6 +102,11 @@ def _may_part(text: str) -> bool:
 
 
 _CODE = frozenset({"fence", "code_block"})
+# The token level at which `fast_blocks` leaves a document to markdown-it-py, below its
+# `maxNesting` (20); and a line start that could open that many containers (a level
+# takes at least one column; a tab is at most four).
+_DEEPEST = 16
+_DEEP_LINE = re.compile(r"^[ \t>*+\-0-9.)]{64}", re.MULTILINE)
 _CONTAINERS = frozenset({"blockquote", "bullet_list", "ordered_list"})
 _HEADINGS = frozenset({"heading", "lheading"})
 
@@ -140,7 +145,13 @@ def fast_blocks(text: str, starts: list[int]) -> list[Found] | None:
     """`top_blocks` by markdown-it.rs, front matter found first; None where markdown-it-py
     may see other lines: a fence nested in a list or quote that its container closes
     (markdown-it-py's ends after the blank lines that follow it, markdown-it.rs's
-    before)."""
+    before), and blocks nested nearly as deep as markdown-it-py's `maxNesting` (20),
+    past which it parses no deeper while markdown-it.rs goes on; and a document with a
+    line whose container markers and indentation could nest deeper than that
+    (`_DEEP_LINE`), which markdown-it.rs is not even given: it recurses once per level,
+    and some 25,000 levels overflow the stack of its thread."""
+    if _DEEP_LINE.search(text):
+        return None
     first_line = _front_matter_stop(text, starts)
     found: list[Found] = [(_BLOCK, 0, first_line, "")] if first_line else []
     rest = text[starts[first_line] :] if first_line else text
@@ -170,7 +181,13 @@ def fast_blocks(text: str, starts: list[int]) -> list[Found] | None:
         found.append((_BLOCK, first, stop, ""))
         if name not in _CONTAINERS:
             continue
-        for inner in node.walk(include_self=False):
+        # Depth first, in document order, each node with its token level in markdown-it-py.
+        stack = [(inner, 1) for inner in reversed(node.children)]
+        while stack:
+            inner, level = stack.pop()
+            if level >= _DEEPEST:
+                return None
+            stack.extend((child, level + 1) for child in reversed(inner.children))
             if inner.name not in _CODE or inner.srcmap is None:
                 continue
             code_first, code_stop = lines(inner.srcmap)
