@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from functools import cache
-from itertools import accumulate
+from itertools import accumulate, islice
 from typing import TYPE_CHECKING
 
 from ..grammars.units import Measures, Unit
@@ -131,39 +131,23 @@ class Tokens:
         # What to count, each text once; per unit, which of them add up to its cost,
         # its span (with the gap after it) and its gap. -1: nothing.
         pending: dict[str, int] = {"": -1}
-
-        def plan(piece: str) -> int:
-            found = pending.get(piece)
-            if found is None:
-                found = pending[piece] = len(pending) - 1
-            return found
-
+        add = pending.setdefault  # a text's index, the next one if it is new
         plans: list[tuple[int, int, int, int]] = []  # body, end piece, gap piece, gap
         last_unit = len(units) - 1
         for position, (start, end) in enumerate(units):
             following = units[position + 1][0] if position < last_unit else end
             tail = _last_piece(text, start, end) if following > end else None
+            gap = add(text[end:following], len(pending) - 1)
             if tail is None:
                 # Counted whole, and whole with the gap (the same text when none).
-                plans.append(
-                    (
-                        -1,
-                        plan(text[start:end]),
-                        plan(text[start:following]),
-                        plan(text[end:following]),
-                    )
-                )
+                whole = add(text[start:end], len(pending) - 1)
+                plans.append((-1, whole, add(text[start:following], len(pending) - 1), gap))
             else:
-                plans.append(
-                    (
-                        plan(text[start:tail]),
-                        plan(text[tail:end]),
-                        plan(text[tail:following]),
-                        plan(text[end:following]),
-                    )
-                )
+                body = add(text[start:tail], len(pending) - 1)
+                piece = add(text[tail:end], len(pending) - 1)
+                plans.append((body, piece, add(text[tail:following], len(pending) - 1), gap))
         encode = _counter().encode_ordinary
-        counts = [len(encode(piece)) for piece in list(pending)[1:]]
+        counts = list(map(len, map(encode, islice(pending, 1, None))))
         counts.append(0)  # index -1
         costs: list[int] = []
         gaps: list[int] = []
