@@ -178,8 +178,9 @@ def adds_up_at(text: str, position: int, end: int) -> bool:
     cl100k_base splits text into pieces by a pattern before it encodes each piece apart,
     and no piece crosses the start of a line whose first character after its spaces and
     tabs lies before `end` and is not whitespace: the whitespace before that line ends
-    with its newline (`\\s*[\\r\\n]` takes the run up to its last newline), the pattern
-    looks behind nothing, and its one look-ahead (`\\s+(?!\\S)`) stops at that newline.
+    with its newline (`\\s*[\\r\\n]` takes the run up to its last newline, and `\\s++$`
+    the same run where the text ends there), the pattern looks behind nothing, and its
+    one look-ahead (`\\s+(?!\\S)`) stops at that newline.
     (Python's `\\S` excludes every character the pattern's `\\s` matches, and more.)
     tests/test_fast_path.py checks the sums.
     """
