@@ -47,6 +47,7 @@ schemas: $(DEV_STAMP)
 	$(BIN)/python -m explorer.schema
 
 bench: $(DEV_STAMP)
+	PYTHONPATH=. $(BIN)/python scripts/bench_peers.py
 	PYTHONPATH=. $(BIN)/python scripts/bench.py
 	PYTHONPATH=. $(BIN)/python scripts/bench_convert.py
 

@@ -11,29 +11,229 @@ points of the normalized text.
 
 from __future__ import annotations
 
-from bisect import bisect_left
-from collections.abc import Sequence
+import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 
 from markdown_it import MarkdownIt
+from markdown_it_pyrs import MarkdownIt as MarkdownItRs
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from .units import Unit
+from .units import Measures, Unit
 from .v1 import Span
 
 # Only the block structure is needed: inline parsing (emphasis, links…) would cost three
 # quarters of the time and change no block. A heading's `inline` token still carries its
 # title as `content`.
-_PARSER = (
+_REFERENCE = (
     MarkdownIt("commonmark")
     .use(front_matter_plugin)
     .enable("table")
     .disable(["inline", "text_join"])
 )
 
+# The same block rules in markdown-it.rs (markdown-it-pyrs), 11-17 times faster; its tree
+# gives each block's UTF-8 byte range. The front matter plugin is done in Python
+# (`_front_matter_stop`), as markdown-it-py's does it; a link reference definition is a
+# node here, and no token there (its lines are left to `add_lines`).
+_FAST = MarkdownItRs("zero").enable_many(
+    [
+        "blockquote",
+        "code",
+        "fence",
+        "heading",
+        "hr",
+        "lheading",
+        "list",
+        "paragraph",
+        "reference",
+        "html_block",
+        "table",
+    ]
+)
+
+# Where the two parsers are known to part, each found by differential fuzzing
+# (tests/test_fast_path.py), all within one run of non-blank lines: a lazy continuation
+# line of a block quote's paragraph that is an ordered list item which may not interrupt
+# a paragraph (`> a\n2. b`) or a table row (markdown-it.rs starts a table), an ordered
+# list item among a table's rows (markdown-it.rs reads it as a row), a row above a line
+# of dashes without a pipe (`| a |\n---`: a table to markdown-it-py, a setext heading to
+# markdown-it.rs) or a row in a list item or quote above a delimiter row; and a line
+# of only spaces some of which are not ASCII (U+00A0…): blank to markdown-it.rs, text to
+# markdown-it-py. `_may_part` finds them in linear time, and markdown-it-py parses such
+# a document.
+_SPACE = "\x0b\x0c\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+_ODD_SPACE = re.compile(f"[{_SPACE}]")
+_ODD_BLANK = re.compile(f"^[ \\t]*[{_SPACE}][ \\t{_SPACE}]*$", re.MULTILINE)
+_QUOTE = re.compile(r"^[ \t]*>", re.MULTILINE)
+_ORDERED = re.compile(r"^[ \t>]*[0-9]{1,9}[.)]", re.MULTILINE)
+# A line that may be a table's delimiter row or a setext underline, and a line in a
+# list item or quote.
+_DELIMITER = re.compile(r"[ \t|:-]*-[ \t|:-]*$")
+_ITEM = re.compile(r"[ \t]*(?:[-+*>]|[0-9]{1,9}[.)])")
+
+
+def _may_part(text: str) -> bool:
+    """Whether the document holds a pattern where the parsers part (see above)."""
+    if _ODD_SPACE.search(text) and _ODD_BLANK.search(text):
+        return True
+    quote = _QUOTE.search(text) is not None
+    pipe = "|" in text
+    if not pipe and not (quote and _ORDERED.search(text)):
+        return False
+    after_quote = after_pipe = False  # in this run of lines, below a quote or a row
+    header = ""  # the line above, if it has a pipe
+    for line in text.split("\n"):
+        if not line.strip(" \t"):
+            after_quote = after_pipe = False
+            header = ""
+            continue
+        ordered = _ORDERED.match(line) is not None
+        if (after_quote and ("|" in line or ordered)) or (after_pipe and ordered):
+            return True
+        if header and _DELIMITER.match(line) and ("|" not in line or _ITEM.match(header)):
+            return True
+        after_quote = after_quote or _QUOTE.match(line) is not None
+        after_pipe = after_pipe or "|" in line
+        header = line if "|" in line else ""
+    return False
+
 
 _CODE = frozenset({"fence", "code_block"})
+# The token level at which `fast_blocks` leaves a document to markdown-it-py, below its
+# `maxNesting` (20); and a line start that could open that many containers (a level
+# takes at least one column; a tab is at most four).
+_DEEPEST = 16
+_DEEP_LINE = re.compile(r"^[ \t>*+\-0-9.)]{64}", re.MULTILINE)
+_CONTAINERS = frozenset({"blockquote", "bullet_list", "ordered_list"})
+_HEADINGS = frozenset({"heading", "lheading"})
+
+# What `top_blocks` yields: a top-level block, a heading, or a code block nested in a
+# top-level block (in document order, after that block).
+_BLOCK, _HEADING, _NESTED_CODE = 0, 1, 2
+Found = tuple[int, int, int, str]  # kind, first line, line after the last, title
+
+
+def top_blocks(text: str, starts: list[int]) -> Iterable[Found]:
+    """Every top-level block, heading and nested code block with its lines; by
+    markdown-it.rs, or by markdown-it-py for a document where the two may part."""
+    if _may_part(text):
+        return reference_blocks(text)
+    found = fast_blocks(text, starts)
+    return reference_blocks(text) if found is None else found
+
+
+def reference_blocks(text: str) -> Iterator[Found]:
+    """`top_blocks` by markdown-it-py (and its front matter plugin)."""
+    tokens = _REFERENCE.parse(text)
+    for position, token in enumerate(tokens):
+        if token.nesting < 0 or token.map is None:
+            continue
+        first, stop = token.map
+        if token.level != 0:
+            if token.type in _CODE:
+                yield _NESTED_CODE, first, stop, ""
+        elif token.type == "heading_open":
+            yield _HEADING, first, stop, tokens[position + 1].content
+        else:
+            yield _BLOCK, first, stop, ""
+
+
+def fast_blocks(text: str, starts: list[int]) -> list[Found] | None:
+    """`top_blocks` by markdown-it.rs, front matter found first; None where markdown-it-py
+    may see other lines: a fence nested in a list or quote that its container closes
+    (markdown-it-py's ends after the blank lines that follow it, markdown-it.rs's
+    before), and blocks nested nearly as deep as markdown-it-py's `maxNesting` (20),
+    past which it parses no deeper while markdown-it.rs goes on; and a document with a
+    line whose container markers and indentation could nest deeper than that
+    (`_DEEP_LINE`), which markdown-it.rs is not even given: it recurses once per level,
+    and some 25,000 levels overflow the stack of its thread."""
+    if _DEEP_LINE.search(text):
+        return None
+    first_line = _front_matter_stop(text, starts)
+    found: list[Found] = [(_BLOCK, 0, first_line, "")] if first_line else []
+    rest = text[starts[first_line] :] if first_line else text
+    data = rest.encode("utf-8")
+    # Where each line of `rest` starts, in bytes; its first line is line `first_line`.
+    byte_starts = [0]
+    byte_starts.extend(match.end() for match in _NEWLINE.finditer(data))
+
+    def lines(srcmap: tuple[int, int]) -> tuple[int, int]:
+        """The lines `[first, stop)` that hold a node's bytes, as lines of `text`."""
+        begin, end = srcmap
+        first = bisect_right(byte_starts, begin) - 1
+        stop = bisect_right(byte_starts, end - 1) if end > begin else first + 1
+        return first + first_line, stop + first_line
+
+    for node in _FAST.tree(rest).children:
+        name = node.name
+        srcmap = node.srcmap
+        if srcmap is None or name == "definition":
+            continue
+        first, stop = lines(srcmap)
+        if name in _HEADINGS:
+            # markdown-it-py strips a title with str.strip (all of Unicode's spaces).
+            title = node.children[0].meta["content"].strip() if node.children else ""
+            found.append((_HEADING, first, stop, title))
+            continue
+        found.append((_BLOCK, first, stop, ""))
+        if name not in _CONTAINERS:
+            continue
+        # Depth first, in document order, each node with its token level in markdown-it-py.
+        stack = [(inner, 1) for inner in reversed(node.children)]
+        while stack:
+            inner, level = stack.pop()
+            if level >= _DEEPEST:
+                return None
+            stack.extend((child, level + 1) for child in reversed(inner.children))
+            if inner.name not in _CODE or inner.srcmap is None:
+                continue
+            code_first, code_stop = lines(inner.srcmap)
+            if inner.name == "fence":
+                closing = data[byte_starts[code_stop - 1 - first_line] : inner.srcmap[1]]
+                marker = (inner.meta["marker"] * inner.meta["marker_len"]).encode()
+                closing = closing.lstrip(b" \t>")
+                if code_stop - code_first < 2 or closing.rstrip(b"`~ \t") or marker not in closing:
+                    return None
+            found.append((_NESTED_CODE, code_first, code_stop, ""))
+    return found
+
+
+_NEWLINE = re.compile(b"\n")
+
+
+def _front_matter_stop(text: str, starts: list[int]) -> int:
+    """The line after the front matter, or 0 if the document has none: mdit-py-plugins'
+    front matter rule, line for line. It opens with three dashes or more at the start
+    of the document and closes at a line of at least as many dashes (indented less than
+    four columns) or a `...` line, before the document ends."""
+    if not text.startswith("---"):
+        return 0
+    # markdown-it counts no line after a final newline.
+    count = len(starts) - (2 if text.endswith("\n") else 1)
+    opening = text[: starts[1] - 1]
+    marker = len(opening) - len(opening.lstrip("-"))
+    for number in range(1, count):
+        line = text[starts[number] : starts[number + 1] - 1]
+        body = line.lstrip(" \t")
+        if line.startswith("...") and not line[3:].strip(" \t"):
+            return number + 1
+        if not body.startswith("-") or _columns(line[: len(line) - len(body)]) >= 4:
+            continue
+        dashes = len(body) - len(body.lstrip("-"))
+        if dashes >= marker and not body[dashes:].strip(" \t"):
+            return number + 1
+    return 0
+
+
+def _columns(indent: str) -> int:
+    """The width of spaces and tabs at a line's start, a tab to the next multiple of 4."""
+    width = 0
+    for character in indent:
+        width = width + 4 - width % 4 if character == "\t" else width + 1
+    return width
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,21 +267,27 @@ class MarkdownSection:
         return split_block(text, unit, size, measure, inside)
 
 
-def _line_starts(text: str) -> list[int]:
+def line_starts(text: str) -> list[int]:
     """Where each line starts; one more entry than lines, past the end of the text."""
     return list(accumulate((len(line) + 1 for line in text.split("\n")), initial=0))
 
 
 def sections(text: str) -> list[MarkdownSection]:
     """Every section that has a block, in document order; never refuses a document."""
-    starts = _line_starts(text)
-    length = len(text)
+    starts = line_starts(text)
+    return sections_of(text, starts, top_blocks(text, starts))
 
-    def offset(line: int) -> int:
-        return min(starts[line], length)
+
+def sections_of(text: str, starts: list[int], found: Iterable[Found]) -> list[MarkdownSection]:
+    """The sections of the blocks a parser found (`top_blocks`), lines at `starts`."""
+    length = len(text)
+    # Where each line starts, the last entry (past the text's end) at its end.
+    at = starts.copy()
+    at[-1] = length
 
     def is_blank(line: int) -> bool:
-        return text[offset(line) : offset(line + 1)].isspace() or offset(line) == length
+        begin = at[line]
+        return begin == length or text[begin : at[line + 1]].isspace()
 
     result: list[MarkdownSection] = []
     # The open section: its heading's start, title and body's start, and its blocks.
@@ -99,7 +305,7 @@ def sections(text: str) -> list[MarkdownSection]:
         while first < stop and is_blank(first):
             first += 1
         if stop > first:
-            blocks.append((offset(first), offset(stop)))
+            blocks.append((at[first], at[stop]))
 
     def add_lines(first: int, stop: int) -> None:
         """Lines no token covers (link reference definitions): runs of non-blank lines."""
@@ -117,23 +323,18 @@ def sections(text: str) -> list[MarkdownSection]:
             )
             result.append(found)
 
-    tokens = _PARSER.parse(text)
-    covered = 0  # the first line after the last top-level token
-    for position, token in enumerate(tokens):
-        if token.nesting < 0 or token.map is None:
-            continue
-        first, stop = token.map
-        if token.level != 0:
-            if token.type in _CODE:
-                nested_code.append((offset(first), offset(stop)))
+    covered = 0  # the first line after the last top-level block
+    for kind, first, stop, heading_title in found:
+        if kind == _NESTED_CODE:
+            nested_code.append((at[first], at[stop]))
             continue
         add_lines(covered, first)
         covered = stop
-        if token.type == "heading_open":
-            close(offset(first))
+        if kind == _HEADING:
+            close(at[first])
             blocks, nested_code = [], []
-            heading_start, body_start = offset(first), offset(stop)
-            title = tokens[position + 1].content
+            heading_start, body_start = at[first], at[stop]
+            title = heading_title
         else:
             add_block(first, stop)
     add_lines(covered, len(starts) - 1)
@@ -149,12 +350,10 @@ def split_block(
     Neighbouring lines are grouped greedily; a line larger than `size` on its own is cut
     by the unit (`Unit.cut`). Each span of `keep` (whole lines, in order: code nested in
     the block) that fits in `size` counts as one line, so no cut falls inside it. Token
-    counts of lines do not simply add up, so a group of lines is measured again as a
-    whole and gives back lines until it fits.
+    counts of lines do not always add up, so a group of lines is measured as a whole
+    (`Measures.run`, or counted again) and gives back lines until it fits.
     """
     start, end = block
-    if unit.measure(text[start:end]) <= size:
-        return [block]
     whole = [(a, b) for a, b in keep if start <= a < b <= end and unit.measure(text[a:b]) <= size]
     lines: list[Span] = []
     line_start = start
@@ -169,7 +368,10 @@ def split_block(
             line_end = end if newline < 0 else newline + 1
         lines.append((line_start, line_end))
         line_start = line_end
-    costs = [unit.measure(text[s:e]) for s, e in lines]
+    measures = unit.measure_units(text, lines)
+    if _measure_lines(text, lines, measures, unit, 0, len(lines)) <= size:
+        return [block]
+    costs = measures.costs
     pieces: list[Span] = []
     first = 0
     while first < len(lines):
@@ -181,8 +383,18 @@ def split_block(
         while stop < len(lines) and total + costs[stop] <= size:
             total += costs[stop]
             stop += 1
-        while stop - first > 1 and unit.measure(text[lines[first][0] : lines[stop - 1][1]]) > size:
+        while stop - first > 1 and _measure_lines(text, lines, measures, unit, first, stop) > size:
             stop -= 1
         pieces.append((lines[first][0], lines[stop - 1][1]))
         first = stop
     return pieces
+
+
+def _measure_lines(
+    text: str, lines: list[Span], measures: Measures, unit: Unit, first: int, stop: int
+) -> int:
+    """The measure of lines `[first, stop)` as one text: summed where it can be."""
+    summed = measures.run(first, stop - 1)
+    if summed is not None:
+        return summed
+    return unit.measure(text[lines[first][0] : lines[stop - 1][1]])

@@ -29,57 +29,51 @@ class HeadingAware:
 
 def _cut(
     text: str, section: GrammarSection, size: int, unit: Unit, units: list[Span], costs: list[int]
-) -> tuple[list[Span], list[int]]:
-    """The units, each larger than the size replaced by the pieces the grammar cuts it
-    in (those not blank), and their measures."""
+) -> list[Span]:
+    """The units (measuring `costs`), each larger than the size replaced by the pieces
+    the grammar cuts it in (those not blank)."""
     kept: list[Span] = []
-    measures: list[int] = []
     for (start, end), cost in zip(units, costs, strict=True):
         pieces = section.split(text, (start, end), size, unit) if cost > size else []
         if len(pieces) > 1:
-            for a, b in pieces:
-                if not text[a:b].isspace():
-                    kept.append((a, b))
-                    measures.append(unit.measure_span(text, a, b))
+            kept.extend((a, b) for a, b in pieces if not text[a:b].isspace())
         else:
             kept.append((start, end))
-            measures.append(cost)
-    return kept, measures
+    return kept
 
 
 class _Packer:
     """The section's units with their measures, each measured once.
 
     A run of units `[a, b]` (inclusive) is first estimated as the sum of its units' and
-    the gaps' measures, then measured once as a whole. In characters the estimate is
-    exact (`end - start`); in tokens it is not (encodings merge or split at the edges),
-    so a group the estimate admits is measured and gives back units until it fits.
-    Each unit and gap is counted once and each chunk about once: linear time.
+    the gaps' measures, then measured as a whole. In characters the estimate is exact
+    (`end - start`); in tokens it is not (encodings merge or split at the edges), so a
+    group the estimate admits is measured and gives back units until it fits. A run's
+    measure is a sum of measures taken once (`Measures.run`) except where a unit starts
+    a line on which token counts may not add up; there its text is counted again.
     """
 
     def __init__(self, text: str, section: GrammarSection, size: int, unit: Unit) -> None:
         self.text, self.size, self.unit = text, size, unit
-        measure = unit.measure_span
         units = section.units(text)
-        costs = [measure(text, start, end) for start, end in units]
-        if any(cost > size for cost in costs):
-            units, costs = _cut(text, section, size, unit, units, costs)
-        starts = [start for start, _ in units]
-        ends = [end for _, end in units]
-        # gaps[k]: the measure of the text between unit k and the next (none after the
-        # last); prefix[k]: the estimated measure of units 0..k-1, each with its gap.
-        gaps = [measure(text, end, start) for end, start in zip(ends[:-1], starts[1:], strict=True)]
-        gaps.append(0)
-        self.starts, self.ends, self.costs = starts, ends, costs
-        measures = (cost + gap for cost, gap in zip(costs, gaps, strict=True))
-        self.gaps, self.prefix = gaps, list(accumulate(measures, initial=0))
+        measures = unit.measure_units(text, units)
+        if any(cost > size for cost in measures.costs):
+            units = _cut(text, section, size, unit, units, measures.costs)
+            measures = unit.measure_units(text, units)
+        self.starts = [start for start, _ in units]
+        self.ends = [end for _, end in units]
+        self.costs, self.gaps, self.measures = measures.costs, measures.gaps, measures
+        # prefix[k]: the estimated measure of units 0..k-1, each with its gap.
+        estimates = (cost + gap for cost, gap in zip(self.costs, self.gaps, strict=True))
+        self.prefix = list(accumulate(estimates, initial=0))
 
     def estimate(self, a: int, b: int) -> int:
         return self.prefix[b + 1] - self.prefix[a] - self.gaps[b]
 
     def measure(self, a: int, b: int) -> int:
-        if a == b:
-            return self.costs[a]  # counted once already
+        summed = self.measures.run(a, b)
+        if summed is not None:
+            return summed
         return self.unit.measure_span(self.text, self.starts[a], self.ends[b])
 
     def extend(self, first: int, new: int) -> tuple[int, bool]:
