@@ -4,7 +4,12 @@ each run is the command a person types, timed end to end (Ray's start included),
 its driver's peak RSS (VmHWM, polled), and the two engines' outputs compared byte for byte.
 
     python scripts/make_corpus.py /tmp/corpus --size-gb 0.3
-    python scripts/bench_ray.py /tmp/corpus/manifest.json --runs 3
+    python scripts/bench_ray.py /tmp/corpus/manifest.json --runs 3 [--address HOST:PORT]
+
+Both paths: the fast one (grammar v1, heading-aware 220 characters, the seed's
+configuration) and the markdown grammar's (heading-aware 1200 characters). With
+`--address`, the ray runs join that running cluster (`ray start --head`) instead of
+starting one each.
 """
 
 from __future__ import annotations
@@ -19,7 +24,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-POLICY = ["--policy", "heading-aware", "--max-chars", "1200", "--grammar", "markdown"]
+PATHS = {
+    "fast (v1, heading-aware 220)": ["--policy", "heading-aware", "--max-chars", "220"],
+    "markdown (heading-aware 1200)": [
+        *("--policy", "heading-aware", "--max-chars", "1200", "--grammar", "markdown"),
+    ],
+}
 LIMITS = ["--max-total-bytes", str(4 * 2**30), "--max-chunks", "10000000"]
 # As a person's shell runs them: Python keeps compiled modules (this sandbox's
 # PYTHONDONTWRITEBYTECODE would make the driver and every Ray worker compile afresh).
@@ -37,10 +47,14 @@ def _peak_rss(pid: int) -> int:
     return 0
 
 
-def run(manifest: Path, engine: str, out: Path) -> tuple[float, int]:
+def run(
+    manifest: Path, engine: str, out: Path, policy: list[str], address: str | None
+) -> tuple[float, int]:
     """Seconds and the driver's peak RSS of one `index` run."""
-    command = [sys.executable, "-m", "explorer", "index", str(manifest), *POLICY, *LIMITS]
+    command = [sys.executable, "-m", "explorer", "index", str(manifest), *policy, *LIMITS]
     command += ["--engine", engine, "--out", str(out)]
+    if engine == "ray" and address:
+        command += ["--address", address]
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE, env=ENVIRONMENT)
     peak = 0
@@ -67,14 +81,23 @@ def main() -> None:
     parser.add_argument("manifest", type=Path)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--scratch", type=Path, default=Path("/tmp"))
+    parser.add_argument("--address", help="a running Ray cluster to join (ray start --head)")
     args = parser.parse_args()
     entries = json.loads(args.manifest.read_text("utf-8"))["documents"]
     size = sum(os.path.getsize(args.manifest.parent / e["path"]) for e in entries)
+    where = args.address or "a new cluster per run"
+    print(f"corpus: {len(entries):,} documents, {size / 1e6:,.1f} MB; ray at {where}")
+    for path, policy in PATHS.items():
+        compare(args, size, path, policy)
+
+
+def compare(args: argparse.Namespace, size: int, path: str, policy: list[str]) -> None:
     outs = {engine: args.scratch / f"bench-{engine}.json" for engine in ("local", "ray")}
     timings: dict[str, list[tuple[float, int]]] = {"local": [], "ray": []}
+    print(f"\n## {path}: index {' '.join(policy)}")
     for number in range(args.runs):
         for engine in ("local", "ray"):
-            seconds, peak = run(args.manifest, engine, outs[engine])
+            seconds, peak = run(args.manifest, engine, outs[engine], policy, args.address)
             timings[engine].append((seconds, peak))
             print(
                 f"run {number + 1} {engine:>5}: {seconds:7.1f} s  {size / seconds / 1e6:6.2f} MB/s"
@@ -84,8 +107,7 @@ def main() -> None:
     same = _sha(outs["local"]) == _sha(outs["ray"])
     index_id = json.loads(outs["ray"].read_bytes()[-80:].split(b'"index_id":')[1][:-2])
     best = {engine: min(t for t, _ in runs) for engine, runs in timings.items()}
-    print(f"corpus: {len(entries):,} documents, {size / 1e6:,.1f} MB; index_id {index_id}")
-    print(f"identical index files (local, ray): {same}")
+    print(f"index_id {index_id}; identical index files (local, ray): {same}")
     for engine in ("local", "ray"):
         peak = max(p for _, p in timings[engine])
         print(

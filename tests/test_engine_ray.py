@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from explorer.chunking.index import write_index
+from explorer.chunking.index import chunk_id_prefix, chunk_stream, write_index
 from explorer.chunking.policies import make_config
 from explorer.engines.ray import (
     ColumnPiece,
@@ -33,6 +35,7 @@ from explorer.grammars import V1_GRAMMAR
 from explorer.limits import DEFAULT_LIMITS
 from explorer.retrieval.evaluate import evaluate
 from explorer.retrieval.questions import parse_questions
+from explorer.sources.documents import document_record
 from explorer.sources.loading import (
     DEFAULT_MAX_DOCUMENT_BYTES,
     DEFAULT_MAX_TOTAL_BYTES,
@@ -257,7 +260,7 @@ def test_documents_of_a_lost_worker_are_named_one_by_one(tmp_path: Path) -> None
     """A shard whose retries ran out: its documents are reported, each by name, and the
     run is refused unless --skip-failed."""
     config = make_config("paragraph")
-    column = ColumnPiece((), None)
+    column = ColumnPiece(b"", 0, None)
     loaded = DocumentPiece(0, DocumentStatus("a", "a.md", "ok", ""), 5, b'{"x":1}', (column,))
     pieces = [loaded, lost_piece(2, "c"), lost_piece(1, "b")]
     fold = IndexFold((config,), DEFAULT_LIMITS, 100, tmp_path)
@@ -375,3 +378,17 @@ def test_evaluate_names_a_pdf_chunks_pages_on_ray(
     assert files[0] == files[1]
     retrieved = json.loads(files[1])["policies"][0]["questions"][0]["retrieved"]
     assert [hit.get("pages") for hit in retrieved][:1] == [[2]]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=200), st.text(max_size=40))
+def test_json_has_no_newline(body: str, title: str) -> None:
+    """A worker joins a document's chunks with ",\\n" and the driver hashes them joined
+    with "," by dropping every newline: no chunk's canonical JSON may hold one."""
+    text = f"# {title.replace(chr(10), ' ')}\n\n{body}\n"
+    record = document_record(
+        {"source_id": "a\nb", "version": "1\n", "path": "a.md", "sha256": "0" * 64}, text
+    )
+    config = make_config("fixed-char", 16, grammar="markdown")
+    for _, encoded in chunk_stream(record, config, chunk_id_prefix(config), DEFAULT_LIMITS):
+        assert b"\n" not in encoded

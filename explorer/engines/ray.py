@@ -105,10 +105,15 @@ Item = TypeVar("Item")
 
 
 class ColumnPiece(NamedTuple):
-    """One document's chunks under one column's config: each one's canonical JSON, and
-    a refusal of the whole run (`too_many_chunks`) as (code, detail)."""
+    """One document's chunks under one column's config: their canonical JSON joined as
+    the index file joins them (`",\\n"`), how many, and a refusal of the whole run
+    (`too_many_chunks`) as (code, detail). One bytes object per document, so the driver
+    unpacks, hashes and writes it whole rather than chunk by chunk; canonical JSON holds
+    no newline (`json_has_no_newline` in tests), so the `index_id`'s `","` joins are the
+    same bytes without their newlines."""
 
-    chunks: tuple[bytes, ...]
+    joined: bytes
+    chunk_count: int
     refusal: tuple[ErrorCode, str] | None
 
 
@@ -133,8 +138,8 @@ def _chunked(
             records.append(chunk)
             parts.append(encoded)
     except ExplorerError as error:
-        return ColumnPiece((), (error.code, error.detail)), []
-    return ColumnPiece(tuple(parts), None), records
+        return ColumnPiece(b"", 0, (error.code, error.detail)), []
+    return ColumnPiece(b",\n".join(parts), len(parts), None), records
 
 
 @cache
@@ -360,19 +365,18 @@ class IndexFold:
             if self.refusals[column] is not None:  # refused: only the statuses still count
                 continue
             try:
-                require_chunks_per_index(count + len(part.chunks), self.limits)
+                require_chunks_per_index(count + part.chunk_count, self.limits)
             except ExplorerError as error:
                 self.refusals[column] = (error.code, error.detail)
                 continue
-            if part.chunks:
+            if part.chunk_count:
                 update = self.hashes[column].update
-                for number, encoded in enumerate(part.chunks, count):
-                    if number:
-                        update(b",")
-                    update(encoded)
+                if count:
+                    update(b",")
+                update(part.joined.replace(b"\n", b""))
                 if self.spool_chunks:
-                    chunks.write((b",\n" if count else b"\n") + b",\n".join(part.chunks))
-                self.counts[column] += len(part.chunks)
+                    chunks.write((b",\n" if count else b"\n") + part.joined)
+                self.counts[column] += part.chunk_count
 
     def check_loaded(self, proceed: bool, notes: Callable[[str], object], doing: str) -> None:
         """The failures reported as one process reports them (manifest order), and the
