@@ -535,8 +535,7 @@ def explore_page(
     shown_names = views_shown([c.name for c in columns])
     colours, shown = flag_choices()
     coloured = {
-        c.name: only_flags(flagged[c.name], colour_flags(c.config.strategy, *colours))
-        for c in columns
+        c.name: only_flags(flagged[c.name], colour_flags(c.config, *colours)) for c in columns
     }
     st.html(LEGEND)
     text, marks_key = exploration.text(doc), checks_key(exploration.checks)
@@ -633,7 +632,8 @@ def flag_choices() -> tuple[tuple[frozenset[str], bool], frozenset[str]]:
         value=True,
         key="flag_by_design",
         help="A fixed-char window cuts wherever its size ends: its cuts mid-sentence and "
-        "inside code blocks are left out of its badges.",
+        "inside code blocks are left out of its badges. Under grammar v1, heading-aware "
+        "keeps a paragraph longer than the size whole: that is left out of its badges.",
     )
     shown = right.multiselect(
         "Highlight chunks flagged",

@@ -11,10 +11,13 @@ from explorer.checking.flags import (
     OVER_SIZE,
     TINY,
     Fences,
+    by_design,
+    colour_flags,
     document_flags,
     flag_counts,
     index_flags,
     mid_sentence,
+    only_flags,
     opens_with_back_reference,
 )
 from explorer.sources.documents import DocumentRecord, document_record
@@ -127,3 +130,15 @@ def test_the_report_counts_each_columns_flags_streamed_or_not() -> None:
     streamed = io.BytesIO()
     write_comparison(load, manifest.span_checks, Settings.default(), streamed.write)
     assert json.loads(streamed.getvalue()) == json.loads(json.dumps(report))
+
+
+def test_what_a_policy_does_by_design_is_left_out_of_its_badge_colours() -> None:
+    every = frozenset(FLAGS)
+    fixed = make_config("fixed-char", 80)
+    assert colour_flags(fixed, every, True) == every - {"mid_sentence", "in_code_block"}
+    assert colour_flags(fixed, every, False) == every
+    # Under v1 heading-aware keeps a long paragraph whole; under markdown it cuts it.
+    assert by_design(make_config("heading-aware", 220)) == {"over_size"}
+    assert by_design(make_config("heading-aware", 220, grammar="markdown")) == frozenset()
+    assert by_design(make_config("paragraph")) == frozenset()
+    assert only_flags([("over_size", "tiny"), ()], frozenset({"tiny"})) == [("tiny",), ()]

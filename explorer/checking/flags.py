@@ -43,17 +43,26 @@ FLAG_SHORT = {
     DANGLING: "Dangling reference",
 }
 # What a policy does by design, so a flag says nothing about it: a fixed window cuts
-# wherever its size ends, inside sentences and code blocks alike. The page leaves these
-# out of a column's badge colours unless asked; the report counts every flag.
-BY_DESIGN: Mapping[str, frozenset[str]] = {
-    "fixed-char": frozenset({MID_SENTENCE, IN_CODE_BLOCK}),
+# wherever its size ends, inside sentences and code blocks alike; under grammar v1,
+# heading-aware keeps a paragraph longer than the size whole. The page leaves these out of
+# a column's badge colours unless asked; the report counts every flag.
+BY_DESIGN: Mapping[tuple[str, str | None], frozenset[str]] = {
+    ("fixed-char", None): frozenset({MID_SENTENCE, IN_CODE_BLOCK}),
+    ("heading-aware", "v1"): frozenset({OVER_SIZE}),
 }
 
 
-def colour_flags(strategy: str, chosen: frozenset[str], by_design: bool) -> frozenset[str]:
+def by_design(config: ChunkConfig) -> frozenset[str]:
+    """The flags `config`'s policy raises by design (under any grammar, or its own)."""
+    return BY_DESIGN.get((config.strategy, None), frozenset()) | BY_DESIGN.get(
+        (config.strategy, config.grammar_name), frozenset()
+    )
+
+
+def colour_flags(config: ChunkConfig, chosen: frozenset[str], leave_out: bool) -> frozenset[str]:
     """The flags that colour a column's badges: those `chosen`, less what its policy does
-    by design when `by_design` leaves that out."""
-    return chosen - BY_DESIGN.get(strategy, frozenset()) if by_design else chosen
+    by design when `leave_out` says so."""
+    return chosen - by_design(config) if leave_out else chosen
 
 
 def only_flags(flagged: Sequence[tuple[str, ...]], kept: frozenset[str]) -> list[tuple[str, ...]]:
