@@ -316,6 +316,12 @@ def test_a_library_column_that_cannot_fit_the_limit_is_refused_before_it_runs(
         "error: too_many_chunks: document 'doc' (at least 720,002 chunks of at most 1 "
         "characters) gives more than 50,000 chunks"
     )
+    began = time.process_time()
+    result = run_cli("index", manifest, "--policy", "chonkie-token", "--max-tokens", "1")
+    assert time.process_time() - began < 3  # before: 24 s
+    assert result.code == 2
+    assert result.err.startswith("error: too_many_chunks: document 'doc' (at least ")
+    assert "chunks of at most 1 tokens) gives more than 50,000 chunks" in result.err
 
 
 # Item 11: the smaller ones
