@@ -6,9 +6,8 @@ import json
 import math
 import re
 from collections.abc import Callable
-from typing import Any, NamedTuple
-
-import numpy as np
+from functools import cache
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .errors import ErrorCode, ExplorerError
 
@@ -83,25 +82,39 @@ class Counts(NamedTuple):
     inner: int
 
 
-_STEP = np.zeros(256, np.int8)
-_STEP[list(b"[{")] = 1
-_STEP[list(b"]}")] = -1
-_MARKED = np.zeros(256, bool)
-_MARKED[list(b'",:[]{}')] = True
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
 _BLOCK = 1 << 20
+
+
+@cache
+def _byte_tables() -> tuple[NDArray[Any], NDArray[Any]]:
+    """By byte: its step in depth (`[{` +1, `]}` -1), and whether counting looks at it."""
+    import numpy as np  # only for a file large enough to be counted
+
+    step = np.zeros(256, np.int8)
+    step[list(b"[{")] = 1
+    step[list(b"]}")] = -1
+    marked = np.zeros(256, bool)
+    marked[list(b'",:[]{}')] = True
+    return step, marked
 
 
 def count_json(data: bytes) -> Counts:
     """`Counts` of a JSON text in a few passes of C (numpy) over its bytes, at most a
     block of 1 MiB at a time: what decides, before anything is parsed, whether a file
     is within its limits. Exact for valid JSON; any other is refused by the parser."""
+    import numpy as np
+
+    steps, marked = _byte_tables()
     # Escaped backslashes, then escaped quotes, out: each quote left opens or closes a string.
     codes = np.frombuffer(data.replace(b"\\\\", b"").replace(b'\\"', b""), np.uint8)
     depth = quotes = 0
     values, items, inner = 1, 0, 0
     for begin in range(0, len(codes), _BLOCK):
         part = codes[begin : begin + _BLOCK]
-        marks = part[_MARKED[part]]
+        marks = part[marked[part]]
         if not len(marks):
             continue
         quote = marks == ord('"')
@@ -109,7 +122,7 @@ def count_json(data: bytes) -> Counts:
         seen += quotes
         quotes = int(seen[-1]) & 1
         marks = marks[((seen & 1) == 0) & ~quote]  # outside strings
-        step = _STEP[marks]
+        step = steps[marks]
         level = np.cumsum(step, dtype=np.int32)
         level += depth
         if len(level):

@@ -29,6 +29,7 @@ from ..sources.documents import DocumentRecord
 from ..sources.loading import DocumentStatus, LoadResult
 from .config import ChunkConfig, ConfigJson, grammar_for
 from .policies import DocumentPolicy, policy_for
+from .tokens import count_tokens
 
 SCHEMA_VERSION = 1
 EXECUTION_MODE: Final = "offline-synthetic-source-processing"
@@ -173,20 +174,22 @@ def _placed(
         yield (sections[max(at, 0)] if sections else _NO_SECTION), span
 
 
-# The most characters, other than whitespace, one token of a tokenizer holds (cl100k's
-# longest hold fewer): what bounds a token-sized library's chunk count from below.
-MAX_CHARS_PER_TOKEN = 64
+# A token-sized library's chunks, each counted on its own, may hold fewer tokens in all
+# than the whole text (a separator dropped, a merge across a cut): at most by this factor.
+TOKEN_SLACK = 2
 
 
 def _require_possible(source_id: str, text: str, config: ChunkConfig, limits: Limits) -> None:
     """Refuse a whole-document library call before it runs when its chunks cannot be
     as few as the limit: each holds at most its size of the text's non-blank characters
-    (in tokens, `MAX_CHARS_PER_TOKEN` each), so `max_chars: 1` on a long text is refused
-    at once, not after the library has cut it all."""
+    (in tokens: of the text's tokens, `TOKEN_SLACK` aside), so a size of 1 on a long
+    text is refused at once, not after the library has cut it all."""
     if not config.sized or not isinstance(policy_for(config), DocumentPolicy):
         return
-    per_chunk = config.size() * (MAX_CHARS_PER_TOKEN if config.unit is not None else 1)
-    fewest = -(-sum(map(len, text.split())) // per_chunk)
+    if config.unit is None:
+        fewest = -(-sum(map(len, text.split())) // config.size())
+    else:
+        fewest = -(-count_tokens(text) // (TOKEN_SLACK * config.size()))
     if fewest > limits.chunks_per_document:
         raise too_many_chunks(
             f"document {source_id!r} (at least {fewest:,} chunks of at most {config.size():,} "

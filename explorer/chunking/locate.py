@@ -9,13 +9,14 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from functools import cached_property
-from typing import NamedTuple
-
-import numpy as np
-from numpy.typing import NDArray
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..errors import ErrorCode, ExplorerError
 from ..grammars.v1 import Span
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 
 class Entry(NamedTuple):
@@ -110,24 +111,25 @@ class Document:
         return _Runs(self.text)
 
     def locate(self, entry: Entry, origin: int) -> Placed:
-        """The chunk's first place from `origin` on, where its text stands without its
-        whitespace: exactly if its whole text stands there, else loosely. One linear
-        search (`str.find` on the text without whitespace) that stops at that place, so
-        placing the chunks of a file in order scans the document about once; a chunk
-        that is nowhere costs one pass over the rest of it."""
+        """The chunk's first place from `origin` on: exactly, else ignoring whitespace.
+        Its first place without whitespace is found first (`str.find` on the text without
+        whitespace, stopping there); an exact copy is then looked for up to twice as far
+        (at least `EXACT_REACH` characters further), so a search costs about the distance
+        it covers, and the chunks of a file in order scan their document about once."""
         text = normalize_newlines(entry.text)
         bare = "".join(_NON_BLANK.findall(text))
-        if bare:
-            span = self._runs.find(bare, origin)
-            if span is not None:
-                at = span[0] - (len(text) - len(text.lstrip()))
-                if at >= origin and self.text.startswith(text, at):
-                    return Placed((at, at + len(text)))
-                return Placed(span, loose=True)
-        else:  # only whitespace: exactly or not at all
+        if not bare:  # only whitespace: exactly or not at all
             at = self.text.find(text, origin)
             if at >= 0:
                 return Placed((at, at + len(text)))
+        else:
+            span = self._runs.find(bare, origin)
+            if span is not None:
+                reach = span[1] + max(span[1] - origin, EXACT_REACH) + len(text)
+                at = self.text.find(text, origin, reach)
+                if at >= 0:
+                    return Placed((at, at + len(text)))
+                return Placed(span, loose=True)
         raise ExplorerError(
             ErrorCode.CHUNK_NOT_FOUND,
             f"{self.where(entry)} is not in the document from offset {origin} on, exactly "
@@ -136,6 +138,8 @@ class Document:
 
 
 _NON_BLANK = re.compile(r"\S+")
+# How far past its first loose place an exact copy of a chunk is still preferred.
+EXACT_REACH = 16 * 1024
 
 
 class _Grams:
@@ -146,21 +150,27 @@ class _Grams:
     `str.find`, so the answer is never wrong."""
 
     def __init__(self, text: str) -> None:
+        import numpy as np  # only once a chunk was nowhere
+
         self._codes = np.frombuffer(text.encode("utf-32-le"), np.uint32).astype(np.uint64)
         self._tables: dict[int, tuple[NDArray[np.uint64], NDArray[np.int64]]] = {}
 
     @staticmethod
     def _hashes(codes: NDArray[np.uint64], size: int) -> NDArray[np.uint64]:
         """The hash of each `size` characters of `codes` (wrapping 64-bit arithmetic)."""
+        import numpy as np
+
         count = len(codes) - size + 1
         hashes = np.zeros(count, np.uint64)
         for shift in range(size):
-            hashes *= _BASE
+            hashes *= np.uint64(_BASE)
             hashes += codes[shift : shift + count]
         return hashes
 
     def _table(self, size: int) -> tuple[NDArray[np.uint64], NDArray[np.int64]]:
         """Each distinct hash of `size` characters, sorted, and the last place it stands."""
+        import numpy as np
+
         if size not in self._tables:
             hashes = self._hashes(self._codes, size)
             order = np.argsort(hashes, kind="stable")  # places rise within a hash
@@ -171,6 +181,8 @@ class _Grams:
 
     def may_hold(self, piece: str, begin: int) -> bool:
         """False when the text surely holds `piece` nowhere from `begin` on."""
+        import numpy as np
+
         size = min(len(piece), MAX_GRAM)
         if len(self._codes) - begin < len(piece):
             return False
@@ -183,7 +195,7 @@ class _Grams:
 
 
 MAX_GRAM = 8
-_BASE = np.uint64(0x9E3779B97F4A7C15)
+_BASE = 0x9E3779B97F4A7C15  # odd: a multiplier that loses no bit
 
 
 class _Runs:
