@@ -308,7 +308,7 @@ def test_upload_a_zip() -> None:
 def test_upload_before_any_file_explains_what_to_do() -> None:
     at = start()
     at.radio(key="source").set_value(UPLOAD).run()
-    assert "Drop .md / .txt files" in at.info[0].value
+    assert "Drop .md / .txt / .pdf / .docx / .html files" in at.info[0].value
     assert not at.table
 
 
