@@ -54,19 +54,22 @@ def slices(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
         yield items[begin : begin + size]
 
 
-def cached(db: sqlite3.Connection, embedder: str, digests: Sequence[str]) -> set[str]:
-    """Which of `digests` have a vector from `embedder`."""
+def digests_among(
+    db: sqlite3.Connection, query: str, parameters: tuple[object, ...], digests: Sequence[str]
+) -> set[str]:
+    """The digests `query` selects among `digests`: its first column, where `query`
+    ends in `text_sha256 IN ({marks})` and takes `parameters` before the digests."""
     found: set[str] = set()
     for part in slices(digests, SQL_PARAMETERS):
         marks = ",".join("?" * len(part))
-        found.update(
-            row[0]
-            for row in db.execute(
-                f"SELECT text_sha256 FROM vectors WHERE embedder = ? AND text_sha256 IN ({marks})",
-                (embedder, *part),
-            )
-        )
+        found.update(row[0] for row in db.execute(query.format(marks=marks), (*parameters, *part)))
     return found
+
+
+def cached(db: sqlite3.Connection, embedder: str, digests: Sequence[str]) -> set[str]:
+    """Which of `digests` have a vector from `embedder`."""
+    query = "SELECT text_sha256 FROM vectors WHERE embedder = ? AND text_sha256 IN ({marks})"
+    return digests_among(db, query, (embedder,), digests)
 
 
 def embed_missing(

@@ -174,19 +174,25 @@ def bundle_from_zip(data: bytes) -> Bundle:
         budget = MAX_TOTAL_BYTES
         manifest_bytes = b""
         for info in entries:
-            try:
-                with archive.open(info) as handle:
-                    content = handle.read(budget + 1)
-            except (zipfile.BadZipFile, RuntimeError, OSError, NotImplementedError) as error:
-                raise _refuse(f"cannot read {info.filename!r} from the archive: {error}") from None
+            content = _member(archive, info, budget)
             budget -= len(content)
-            if budget < 0:  # the archive's stated sizes were lies
-                raise _too_large()
             if info.filename == manifests[0][1]:
                 manifest_bytes = content
             elif PurePosixPath(info.filename).is_relative_to(base):
                 files[PurePosixPath(info.filename).relative_to(base).as_posix()] = content
     return Bundle(parse_manifest(manifest_bytes), files)
+
+
+def _member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: int) -> bytes:
+    """One entry's bytes, refused past `budget` whatever the archive states its size is."""
+    try:
+        with archive.open(info) as handle:
+            content = handle.read(budget + 1)
+    except (zipfile.BadZipFile, RuntimeError, OSError, NotImplementedError) as error:
+        raise _refuse(f"cannot read {info.filename!r} from the archive: {error}") from None
+    if len(content) > budget:  # the archive's stated sizes were lies
+        raise _too_large()
+    return content
 
 
 def _drafted(archive: zipfile.ZipFile, entries: Sequence[zipfile.ZipInfo]) -> Bundle:
@@ -196,14 +202,8 @@ def _drafted(archive: zipfile.ZipFile, entries: Sequence[zipfile.ZipInfo]) -> Bu
     for info in entries:
         if not is_document_file(info.filename):
             continue
-        try:
-            with archive.open(info) as handle:
-                content = handle.read(budget + 1)
-        except (zipfile.BadZipFile, RuntimeError, OSError, NotImplementedError) as error:
-            raise _refuse(f"cannot read {info.filename!r} from the archive: {error}") from None
+        content = _member(archive, info, budget)
         budget -= len(content)
-        if budget < 0:
-            raise _too_large()
         files[_entry_path(info.filename).as_posix()] = content
     if not files:
         raise _refuse(f"the archive holds no {MANIFEST_NAME} and no document file to build one for")

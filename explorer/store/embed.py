@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ..chunking.index import ChunkRecord
 from ..retrieval.embedding import Embedder, blob_bytes
-from ..retrieval.vectors import SQL_PARAMETERS, cached, embed_missing, slices
+from ..retrieval.vectors import cached, digests_among, embed_missing
 
 # Orphan vectors (no chunk row uses their text: superseded wording, failed staging) kept
 # as a cache for reverts and retries; the oldest beyond this are dropped after each run.
@@ -39,18 +39,11 @@ def _held_elsewhere(
     db: sqlite3.Connection, tenant: str, version_id: int, digests: Sequence[str]
 ) -> set[str]:
     """The texts that chunks of `tenant` other than the staged version's hold."""
-    found: set[str] = set()
-    for part in slices(digests, SQL_PARAMETERS):
-        marks = ",".join("?" * len(part))
-        found.update(
-            row[0]
-            for row in db.execute(
-                "SELECT DISTINCT text_sha256 FROM chunks WHERE tenant = ? AND version_id != ? "
-                f"AND text_sha256 IN ({marks})",
-                (tenant, version_id, *part),
-            )
-        )
-    return found
+    query = (
+        "SELECT DISTINCT text_sha256 FROM chunks WHERE tenant = ? AND version_id != ? "
+        "AND text_sha256 IN ({marks})"
+    )
+    return digests_among(db, query, (tenant, version_id), digests)
 
 
 def embed_chunks(
