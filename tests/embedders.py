@@ -23,6 +23,8 @@ def _vector(text: str) -> NDArray[np.float32]:
     for word in re.findall(r"\w+", text.casefold()):
         slot = int.from_bytes(hashlib.sha256(word.encode()).digest()[:4], "big")
         vector[slot % DIMENSIONS] += 1.0
+    if not vector.any():  # no word (punctuation only): one fixed direction, as no real
+        vector[-1] = 1.0  # embedder answers all zeros, which the store refuses
     return vector
 
 

@@ -41,14 +41,14 @@ def test_a_check_and_a_question_outlive_a_new_file_and_download(page: Page, tmp_
     alpha, beta = tmp_path / "alpha.md", tmp_path / "beta.md"
     alpha.write_text(ALPHA)
     beta.write_text(BETA)
-    choose_source(page, "Upload a manifest", SIDEBAR_UPLOAD)
+    choose_source(page, "Upload files", SIDEBAR_UPLOAD)
     page.locator(SIDEBAR_UPLOAD).set_input_files([str(alpha)])
     expect(page.locator(HEADING_AWARE)).to_contain_text("rotates every", timeout=30_000)
     wait_idle(page)
 
     page.get_by_label("Check name").fill("rotation")
-    page.get_by_label("Span A quote (exact text, once)").fill("every 30 days")
-    page.get_by_label("Span B quote (exact text, once)").fill("Only after")
+    page.get_by_label("Span A quote (occurs once in the document)").fill("every 30 days")
+    page.get_by_label("Span B quote (occurs once in the document)").fill("Only after")
     page.get_by_role("button", name="Add check").click()
     matrix = page.locator(".cbx-matrix")
     expect(matrix).to_contain_text("rotation", timeout=30_000)
@@ -56,7 +56,7 @@ def test_a_check_and_a_question_outlive_a_new_file_and_download(page: Page, tmp_
 
     page.get_by_role("tab", name="Retrieval").click()
     page.get_by_label("Question", exact=True).fill("How often does the key rotate?")
-    page.get_by_label("Answer: quote it exactly", exact=False).fill("every 30 days")
+    page.get_by_label("Answer: quote it from the document", exact=False).fill("every 30 days")
     page.get_by_role("button", name="Add question").click()
     expect(page.get_by_text("Retrieval scoreboard")).to_be_visible(timeout=60_000)
     wait_idle(page)
@@ -85,7 +85,7 @@ def test_a_check_and_a_question_outlive_a_new_file_and_download(page: Page, tmp_
 def test_a_plain_drop_without_a_heading_opens_under_markdown(page: Page, tmp_path: Path) -> None:
     speech = tmp_path / "speech.txt"
     speech.write_text("Friends, we gather here today.\n\nWe will not rest until it is done.\n")
-    choose_source(page, "Upload a manifest", SIDEBAR_UPLOAD)
+    choose_source(page, "Upload files", SIDEBAR_UPLOAD)
     page.locator(SIDEBAR_UPLOAD).set_input_files([str(speech)])
     expect(page.locator(HEADING_AWARE)).to_contain_text("we gather here", timeout=30_000)
     expect(page.get_by_text("Opened under the")).to_contain_text("speech does not start")

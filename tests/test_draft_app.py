@@ -84,6 +84,7 @@ def test_a_drafted_quote_occurs_once_so_the_form_accepts_it() -> None:
 
 
 def test_when_every_passage_occurs_twice_the_button_says_so() -> None:
-    at, quotes = paste_and_draft("# T\n\nA a.\n\nA a.\n\nA a.\n", 1)
+    same = "The key rotates every month."
+    at, quotes = paste_and_draft(f"# T\n\n{same}\n\n{same}\n\n{same}\n", 1)
     assert quotes == [""]
     assert any("occurs more than once" in shown(c.value) for c in at.caption)

@@ -129,7 +129,8 @@ def test_a_sweep_revisiting_a_size_embeds_no_chunk_again(
     assert "note: heading-aware@40: heading_required: grammar v1 cuts only" in v1.err
     assert all(line.split()[2] == "0" for line in v1.out.splitlines()[1:])  # no chunks
     both = evaluate_cli(manifest, questions, *sweep, "--policy", "paragraph")
-    assert both.err.startswith("error: usage: give --sweep or --policy, not both")
+    assert both.err.startswith("error: usage: --sweep heading-aware with --policy paragraph")
+    assert "give --sweep or other --policy columns, not both" in both.err
 
 
 def test_the_default_cache_is_in_the_working_directory(

@@ -104,6 +104,30 @@ def test_passages_hold_for_any_text_and_cuts(text: str, data: st.DataObject) -> 
         assert not any(c["start"] <= passage.start and passage.end <= c["end"] for c in chunks)
 
 
+def test_a_passage_starts_at_its_sentence_after_a_blank_line() -> None:
+    text = (
+        "# R\n\nCustomers may ask within 30 days.\n\nRefunds are issued only after the "
+        "item is inspected.\n"
+    )
+    cut = text.index("only")
+    chunks: list[Any] = [
+        {"source_id": "d", "order": 0, "section_id": "s", "start": 5, "end": cut},
+        {"source_id": "d", "order": 1, "section_id": "s", "start": cut, "end": len(text) - 1},
+    ]
+    [passage] = boundary_passages({"d": text}, chunks)
+    assert passage.text == "Refunds are issued only after the item is inspected."
+
+
+def test_markup_is_no_passage() -> None:
+    text = '# R\n\n<a id="x"></a>\n\nThe key rotates every thirty days here.\n'
+    cut = text.index("The key")
+    chunks: list[Any] = [
+        {"source_id": "d", "order": 0, "section_id": "s", "start": 5, "end": cut - 2},
+        {"source_id": "d", "order": 1, "section_id": "s", "start": cut, "end": len(text) - 1},
+    ]
+    assert boundary_passages({"d": text}, chunks) == []
+
+
 def test_choose_is_seeded_and_keeps_document_order() -> None:
     passages = list(range(50))
     first = choose(passages, 5, 7)

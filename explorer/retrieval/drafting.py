@@ -47,7 +47,8 @@ def boundary_passages(texts: Mapping[str, str], chunks: Sequence[ChunkRecord]) -
     """For each pair of consecutive chunks of one section, the last sentence that only
     the first holds and the first sentence past its end, as one passage that no chunk
     holds whole (capped at `MAX_SIDE` characters a side, cut between words). A pair
-    whose sides are not both prose (`_prose`) gives none."""
+    whose passage is not prose (`_prose`), or that leaves a side without a word, gives
+    none."""
     passages: list[Passage] = []
     seen: set[tuple[str, int, int]] = set()
     for first, second in _neighbours(chunks):
@@ -56,8 +57,8 @@ def boundary_passages(texts: Mapping[str, str], chunks: Sequence[ChunkRecord]) -
         end = _first_sentence_end(text, first["end"], second["end"])
         if start is None or end is None:
             continue
-        cut = min(first["end"], second["start"])
-        if not (_prose(text[start:cut]) and _prose(text[first["end"] : end])):
+        sides = (text[start : min(first["end"], second["start"])], text[first["end"] : end])
+        if not _prose(text[start:end]) or not all(_WORD.search(side) for side in sides):
             continue
         key = (first["source_id"], start, end)
         if key not in seen:
@@ -98,8 +99,8 @@ def _last_sentence_start(text: str, low: int, high: int) -> int | None:
     for match in _SENTENCE_END.finditer(region):
         if match.end() < len(region):
             start = match.end()
-    start = max(start, len(region) - MAX_SIDE)
-    if start > 0 and not region[start - 1].isspace():  # cut by the cap: start at a word
+    if start < len(region) - MAX_SIDE:  # cut by the cap: start at a word
+        start = len(region) - MAX_SIDE
         space = region.find(" ", start)
         start = space + 1 if space >= 0 else start
     while start < len(region) and region[start].isspace():
