@@ -47,8 +47,8 @@ def test_a_check_and_a_question_outlive_a_new_file_and_download(page: Page, tmp_
     wait_idle(page)
 
     page.get_by_label("Check name").fill("rotation")
-    page.get_by_label("Span A quote (occurs once in the document)").fill("every 30 days")
-    page.get_by_label("Span B quote (occurs once in the document)").fill("Only after")
+    page.get_by_role("textbox", name="Span A quote (occurs once in the document)").fill("every 30 days")
+    page.get_by_role("textbox", name="Span B quote (occurs once in the document)").fill("Only after")
     page.get_by_role("button", name="Add check").click()
     matrix = page.locator(".cbx-matrix")
     expect(matrix).to_contain_text("rotation", timeout=30_000)
@@ -56,7 +56,7 @@ def test_a_check_and_a_question_outlive_a_new_file_and_download(page: Page, tmp_
 
     page.get_by_role("tab", name="Retrieval").click()
     page.get_by_label("Question", exact=True).fill("How often does the key rotate?")
-    page.get_by_label("Answer: quote it from the document", exact=False).fill("every 30 days")
+    page.get_by_role("textbox", name="Answer: quote it from the document").fill("every 30 days")
     page.get_by_role("button", name="Add question").click()
     expect(page.get_by_text("Retrieval scoreboard")).to_be_visible(timeout=60_000)
     wait_idle(page)

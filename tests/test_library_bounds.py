@@ -298,7 +298,7 @@ def test_the_apps_validator_names_a_config_in_tokens() -> None:
     ).run()
     assert not app.exception
     [success] = app.success
-    assert "max\\_tokens 64" in success.value
+    assert "max_tokens 64" in success.value.replace("\\_", "_")
 
 
 def test_validate_stops_a_regex_past_its_time_limit(
