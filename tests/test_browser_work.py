@@ -47,8 +47,12 @@ def test_a_check_and_a_question_outlive_a_new_file_and_download(page: Page, tmp_
     wait_idle(page)
 
     page.get_by_label("Check name").fill("rotation")
-    page.get_by_role("textbox", name="Span A quote (occurs once in the document)").fill("every 30 days")
-    page.get_by_role("textbox", name="Span B quote (occurs once in the document)").fill("Only after")
+    page.get_by_role("textbox", name="Span A quote (occurs once in the document)").fill(
+        "every 30 days"
+    )
+    page.get_by_role("textbox", name="Span B quote (occurs once in the document)").fill(
+        "Only after"
+    )
     page.get_by_role("button", name="Add check").click()
     matrix = page.locator(".cbx-matrix")
     expect(matrix).to_contain_text("rotation", timeout=30_000)
