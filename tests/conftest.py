@@ -111,3 +111,12 @@ def make_manifest(tmp_path: Path) -> ManifestBuilder:
         return path
 
     return build
+
+
+@pytest.fixture
+def private_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's persistent index is its own, never the working tree's (modules that
+    start the app use it for every test: `pytestmark = usefixtures("private_index")`)."""
+    db = tmp_path / "index.db"
+    monkeypatch.setenv("EXPLORER_DB", str(db))
+    return db

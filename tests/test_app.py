@@ -23,12 +23,7 @@ APP = str(ROOT / "app.py")
 LIBRARY = ROOT / "fixtures" / "library"
 
 
-@pytest.fixture(autouse=True)
-def private_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Each test's persistent index is its own, never the working tree's."""
-    db = tmp_path / "index.db"
-    monkeypatch.setenv("EXPLORER_DB", str(db))
-    return db
+pytestmark = pytest.mark.usefixtures("private_index")
 
 
 UPLOAD, PASTE = "Upload files", "Paste text"

@@ -19,13 +19,12 @@ from tests.test_app import (
     add_check,
     errors,
     matrix,
-    private_index,
     rows,
     shown,
     start,
 )
 
-__all__ = ["private_index"]  # each test's persistent index is its own
+pytestmark = pytest.mark.usefixtures("private_index")  # its own persistent index
 
 
 def views(at: AppTest) -> dict[str, str]:

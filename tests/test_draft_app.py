@@ -3,8 +3,6 @@ a chunk boundary of the chosen column, as `questions draft` picks them."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -14,12 +12,7 @@ from explorer.retrieval.drafting import boundary_passages
 from tests.test_app import PASTE, errors, shown, start
 from tests.test_retrieval_app import library, library_load
 
-
-@pytest.fixture(autouse=True)
-def private_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    db = tmp_path / "index.db"
-    monkeypatch.setenv("EXPLORER_DB", str(db))
-    return db
+pytestmark = pytest.mark.usefixtures("private_index")
 
 
 def draft(at: AppTest, column: str, source_id: str) -> None:

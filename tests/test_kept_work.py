@@ -5,7 +5,6 @@ download as a manifest with its checks and a questions file."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -28,11 +27,7 @@ GAMMA = b"# Gamma\n\nA third document.\n"
 CHECK = {"id": "rotation", "source_id": "alpha", "spans": [{"label": "a", "quote": "30 days"}]}
 
 
-@pytest.fixture(autouse=True)
-def private_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    db = tmp_path / "index.db"
-    monkeypatch.setenv("EXPLORER_DB", str(db))
-    return db
+pytestmark = pytest.mark.usefixtures("private_index")
 
 
 def plain(*files: tuple[str, bytes]) -> list[tuple[str, bytes, str]]:

@@ -4,8 +4,6 @@ its tabs whatever the grammar and columns."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -18,11 +16,7 @@ PLAIN = b"Refunds are possible within 30 days.\n\nOnly after an inspection.\n"
 OPENED = "Opened under the **markdown** grammar"
 
 
-@pytest.fixture(autouse=True)
-def private_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    db = tmp_path / "index.db"
-    monkeypatch.setenv("EXPLORER_DB", str(db))
-    return db
+pytestmark = pytest.mark.usefixtures("private_index")
 
 
 def test_without_heading_names_the_documents_grammar_v1_refuses_for_it() -> None:

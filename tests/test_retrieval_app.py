@@ -6,7 +6,6 @@ from __future__ import annotations
 import html
 import json
 import re
-from pathlib import Path
 from typing import cast
 
 import pytest
@@ -33,12 +32,7 @@ BUNDLED_LIBRARY = "fixtures/library/questions.json (5)"
 COLUMNS = ["fixed-char", "paragraph", "heading-aware"]
 
 
-@pytest.fixture(autouse=True)
-def private_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Each test's persistent index is its own, never the working tree's."""
-    db = tmp_path / "index.db"
-    monkeypatch.setenv("EXPLORER_DB", str(db))
-    return db
+pytestmark = pytest.mark.usefixtures("private_index")
 
 
 def start() -> AppTest:

@@ -28,11 +28,7 @@ from tests.test_retrieval_app import (
 QUESTIONS = LIBRARY / "questions.json"
 
 
-@pytest.fixture(autouse=True)
-def private_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    db = tmp_path / "index.db"
-    monkeypatch.setenv("EXPLORER_DB", str(db))
-    return db
+pytestmark = pytest.mark.usefixtures("private_index")
 
 
 # -- the core --------------------------------------------------------------------------------
