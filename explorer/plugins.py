@@ -12,12 +12,13 @@ from .errors import ErrorCode, ExplorerError
 _SPEC = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
 
-def load_plugin(spec: str, code: ErrorCode, option: str, builtin: str) -> object:
+def load_plugin(spec: str, code: ErrorCode, option: str, builtin: str = "") -> object:
     """What `factory()` of `package.module:factory` returns. `option` and `builtin` name
     the command-line option and the names it also takes, for the refusal's sentence."""
     if not _SPEC.match(spec):
+        also = f"{builtin} or " if builtin else ""
         raise ExplorerError(
-            code, f"{option} takes {builtin} or 'package.module:factory', not {spec[:200]!r}"
+            code, f"{option} takes {also}'package.module:factory', not {spec[:200]!r}"
         )
     module_name, factory_name = spec.split(":")
     try:

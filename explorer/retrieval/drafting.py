@@ -141,7 +141,7 @@ class Generator(Protocol):
 def load_generator(spec: str) -> Generator:
     """`package.module:factory`, whose factory returns a `Generator`; refused
     (`invalid_generator`) before any work."""
-    made = load_plugin(spec, ErrorCode.INVALID_GENERATOR, "--generator", "nothing else")
+    made = load_plugin(spec, ErrorCode.INVALID_GENERATOR, "--generator")
     name = getattr(made, "name", None)
     if not isinstance(name, str) or not 0 < len(name) <= MAX_NAME_CHARS:
         problem = f"a name of 1 to {MAX_NAME_CHARS} characters"
