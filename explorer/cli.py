@@ -79,6 +79,7 @@ from .sources.manifest import Manifest, parse_manifest, require_unique_source_id
 from .sources.uploads import manifest_json
 from .store import DEFAULT_DB, Failure, Receipt, RunRow, SearchMode, Store
 from .store.wire import documents_output, history_output, ingest_output, search_output
+from .workers import Spread, cpus
 
 if TYPE_CHECKING:
     from .engines.ray import RayRun
@@ -351,6 +352,17 @@ def _engine_options(sub: argparse.ArgumentParser) -> None:
     )
 
 
+def _workers_option(sub: argparse.ArgumentParser, doing: str) -> None:
+    sub.add_argument(
+        "--workers",
+        type=partial(_positive, maximum=256),
+        default=cpus(),
+        metavar="N",
+        help=f"processes that {doing} on this machine, batch by batch (default: its CPUs, "
+        f"{cpus()} here; 1: this process alone); the same bytes whatever N",
+    )
+
+
 def _ray_run(args: argparse.Namespace) -> RayRun:
     """`--engine ray`'s run of the manifest; Ray is imported only now."""
     from .engines.ray import RayRun, start_ray
@@ -409,6 +421,7 @@ def _parser() -> argparse.ArgumentParser:
     _column_options(one, repeatable=False)
     _chunk_options(one)
     _engine_options(one)
+    _workers_option(one, "cut the documents")
 
     draft = commands.add_parser(
         "manifest",
@@ -438,6 +451,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _size_options(check)
     _limit_options(check)
+    _workers_option(check, "rebuild the index's chunks")
 
     ingest = with_manifest("ingest", "Ingest the manifest as a run into a persistent index.")
     ingest.add_argument("--db", type=Path, default=DEFAULT_DB, help=f"default: {DEFAULT_DB}")
@@ -750,7 +764,8 @@ def _index(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         config, given = _one_config(args), None
         _, load = _load(args, stderr)
     documents = _readable(load, config, stderr)
-    write = partial(write_index, documents, config, limits=_limits(args), given=given)
+    limits, spread = _limits(args), Spread(args.workers)
+    write = partial(write_index, documents, config, limits=limits, given=given, spread=spread)
     _emit(write, args.out, stdout)
     return 0
 
@@ -771,7 +786,9 @@ def _validate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     try:
         with args.file.open("rb") as handle:
             documents = max(MAX_INPUT_FILE_BYTES, 2 * args.max_total_bytes)
-            index = validate_index_file(handle, _limits(args), MAX_INPUT_FILE_BYTES, documents)
+            index = validate_index_file(
+                handle, _limits(args), MAX_INPUT_FILE_BYTES, documents, Spread(args.workers)
+            )
     except OSError as error:
         raise io_error("read index file", args.file, error) from None
     if args.manifest is not None:

@@ -36,6 +36,7 @@ from ..models import validated
 from ..sources.documents import DocumentRecord, revision_of
 from ..sources.loading import LoadResult, read_at_most
 from ..sources.manifest import MAX_DOCUMENTS, normal_path
+from ..workers import IN_TURN, Spread
 
 # The index's one declaration (explorer/index.py), as validators.
 _INDEX = TypeAdapter(Index)
@@ -193,7 +194,11 @@ class _SameBytes:
 
 
 def _rebuilds_to(
-    frame: object, chunk_count: int, read: Callable[[int], bytes], limits: Limits
+    frame: object,
+    chunk_count: int,
+    read: Callable[[int], bytes],
+    limits: Limits,
+    spread: Spread = IN_TURN,
 ) -> Index | None:
     """The index `frame` (an index's keys with its chunks, or with none when they are
     not parsed) when `read` gives byte for byte what `write_index` writes for its
@@ -217,7 +222,9 @@ def _rebuilds_to(
             chunks_per_document=min(limits.chunks_per_document, chunk_count),
             chunks_per_index=min(limits.chunks_per_index, chunk_count),
         )
-        write_index(index["documents"], config, same.write, limits=within, given=given)
+        write_index(
+            index["documents"], config, same.write, limits=within, given=given, spread=spread
+        )
     except ExplorerError as error:
         if error.code in LIBRARY_CALL_CODES:  # the strict path would only call it again
             raise
@@ -279,7 +286,7 @@ _FOOT_BYTES = len(index_foot("0" * 64))
 _COUNT_PIECE = 64 * 1024
 
 
-def _streamed(handle: BinaryIO, limits: Limits, most: int) -> ValidatedFile | None:
+def _streamed(handle: BinaryIO, limits: Limits, most: int, spread: Spread) -> ValidatedFile | None:
     """`_rebuilds_to` of an index file read as it is compared, its chunks never parsed
     nor held: memory for its documents (at most `most` bytes of their JSON, else
     `document_too_large`), whatever the number of its chunks. None when the file is not
@@ -328,7 +335,7 @@ def _streamed(handle: BinaryIO, limits: Limits, most: int) -> ValidatedFile | No
     if not isinstance(raw, dict) or raw.get("chunks") != []:
         return None
     handle.seek(0)
-    index = _rebuilds_to(raw, count, handle.read, limits)
+    index = _rebuilds_to(raw, count, handle.read, limits, spread)
     if index is None:
         return None
     return ValidatedFile(
@@ -341,13 +348,15 @@ def validate_index_file(
     limits: Limits = DEFAULT_LIMITS,
     in_memory: int = 512 * 2**20,
     documents_bytes: int = 512 * 2**20,
+    spread: Spread = IN_TURN,
 ) -> ValidatedFile:
     """An index file validated. A file as `index --out`, `compare` and `--engine ray`
     write one is compared as it is rebuilt, its chunks never held (any number), its
     documents' JSON at most `documents_bytes`; any other, or a pipe, is read whole, up
-    to `in_memory` bytes, by the strict path, which names what differs."""
+    to `in_memory` bytes, by the strict path, which names what differs. `spread` cuts
+    the rebuilt documents (`write_index`)."""
     if handle.seekable():
-        streamed = _streamed(handle, limits, documents_bytes)
+        streamed = _streamed(handle, limits, documents_bytes, spread)
         if streamed is not None:
             return streamed
         handle.seek(0)

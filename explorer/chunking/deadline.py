@@ -18,25 +18,10 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import Any, TypeVar, cast
 
-from ..errors import ErrorCode, ExplorerError
+from ..errors import ExplorerError
+from ..workers import Failed, Outcome, describe_failure, keep_only, outcome, unpacked
 
 T = TypeVar("T")
-# A call's outcome, as plain values (an exception's own pickling may not round-trip):
-# ("value", value, ""), ("refused", code, detail) or ("failed", None, description).
-Outcome = tuple[str, object, str]
-
-
-class Failed(Exception):
-    """The call raised something other than an `ExplorerError`: its type and message."""
-
-
-def _outcome(function: Callable[..., object], args: tuple[Any, ...]) -> Outcome:
-    try:
-        return ("value", function(*args), "")
-    except ExplorerError as error:
-        return ("refused", error.code.value, error.detail)
-    except BaseException as error:  # whatever a library raises, even RecursionError
-        return ("failed", None, describe_failure(error))
 
 
 def _serve(connection: Connection) -> None:
@@ -44,22 +29,13 @@ def _serve(connection: Connection) -> None:
     no other descriptor the parent had open beyond the standard three: a pipe the parent
     holds (to a browser's driver, to a reader of its output) must close when the parent
     closes it, not when this child ends."""
-    keep = connection.fileno()
-    os.closerange(3, keep)
-    os.closerange(keep + 1, _most_descriptors())
+    keep_only(connection.fileno())
     while True:
         try:
             function, args = connection.recv()
         except EOFError:
             return
-        connection.send(_outcome(function, args))
-
-
-def _most_descriptors() -> int:
-    try:
-        return max(os.sysconf("SC_OPEN_MAX"), 1024)
-    except (OSError, ValueError):
-        return 65_536
+        connection.send(outcome(function, *args))
 
 
 class _Child:
@@ -102,36 +78,21 @@ def call_within(
     raised is `Failed`, and so is a child that dies without answering (out of memory)."""
     global _child
     child = _serving()
-    outcome: Outcome | None = None
+    answer: Outcome | None = None
     try:
         child.connection.send((function, args))
         answered = child.connection.poll(seconds)
         if answered:
-            outcome = child.connection.recv()
+            answer = child.connection.recv()
     except (EOFError, BrokenPipeError):
         answered = True  # it died: below
-    if outcome is None:
+    if answer is None:
         child.end()
         _child = None
         if not answered:
             raise timed_out()
         raise Failed(f"its process ended without an answer (exit code {child.process.exitcode})")
-    kind, value, detail = outcome
-    if kind == "refused":
-        raise ExplorerError(ErrorCode(str(value)), detail)
-    if kind == "failed":
-        raise Failed(detail)
-    return cast(T, value)
-
-
-def describe_failure(error: BaseException) -> str:
-    """`Type: first line of the message`, shortened: one line, whatever was raised."""
-    message = str(error).strip().splitlines()
-    first = message[0] if message else ""
-    kind = type(error)
-    name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
-    text = f"{name}: {first}" if first else name
-    return text if len(text) <= 200 else text[:199] + "…"
+    return cast(T, unpacked(answer))
 
 
 __all__ = ["Failed", "call_within", "describe_failure"]

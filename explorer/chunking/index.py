@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import closing
 from dataclasses import replace
 from hashlib import sha256
+from itertools import chain
 from typing import Annotated, Final, Literal, NamedTuple, NotRequired
 
 import orjson
@@ -27,6 +29,7 @@ from ..limits import (
 from ..models import Count, Hex64, LineNumber, NonEmpty, PlainText, VersionOne, strict_shape
 from ..sources.documents import DocumentRecord
 from ..sources.loading import DocumentStatus, LoadResult
+from ..workers import IN_TURN, Spread
 from .config import ChunkConfig, ConfigJson, grammar_for
 from .policies import DocumentPolicy, policy_for
 from .tokens import count_tokens
@@ -303,6 +306,55 @@ def _encoded_chunks(
     return records, encoded
 
 
+class Chunked(NamedTuple):
+    """One document's chunks as an index file holds them: their canonical JSON joined by
+    `",\n"` (canonical JSON holds no newline, so the `index_id`'s `","` joins are the same
+    bytes without their newlines), how many, the records when asked for, and the
+    refusal that stopped them (a limit, as code and detail) instead."""
+
+    joined: bytes
+    chunk_count: int
+    records: list[ChunkRecord]
+    refusal: tuple[ErrorCode, str] | None = None
+
+
+def chunked(
+    document: DocumentRecord,
+    config: ChunkConfig,
+    id_prefix: bytes,
+    limits: Limits,
+    given: GivenSpans | None = None,
+    records: bool = False,
+) -> Chunked:
+    """`_encoded_chunks` as a `Chunked`, its refusal kept rather than raised."""
+    try:
+        kept, parts = _encoded_chunks(document, config, id_prefix, limits, given)
+    except ExplorerError as error:
+        return Chunked(b"", 0, [], (error.code, error.detail))
+    return Chunked(b",\n".join(parts), len(parts), kept if records else [])
+
+
+# How much text one piece of `write_index`'s work cuts (documents are not split): small
+# enough that workers share a few megabytes evenly, large enough that sending each
+# piece's chunks back costs little beside cutting them.
+BATCH_CHARS = 256 * 1024
+
+
+def _batches(documents: Sequence[DocumentRecord], chars: int) -> list[int]:
+    """Where each batch of consecutive documents starts, and the end: each holds `chars`
+    of text or one document."""
+    bounds = [0]
+    held = 0
+    for position, document in enumerate(documents):
+        held += len(document["text"])
+        if held >= chars:
+            bounds.append(position + 1)
+            held = 0
+    if bounds[-1] != len(documents):
+        bounds.append(len(documents))
+    return bounds
+
+
 def document_chunks(
     document: DocumentRecord, config: ChunkConfig, limits: Limits = DEFAULT_LIMITS
 ) -> list[ChunkRecord]:
@@ -483,6 +535,7 @@ def write_index(
     keep: Callable[[DocumentRecord, list[ChunkRecord]], object] | None = None,
     limits: Limits = DEFAULT_LIMITS,
     given: GivenSpans | None = None,
+    spread: Spread = IN_TURN,
 ) -> IndexSummary:
     """`build_index` as JSON bytes passed to `write` while it is built, one document's
     chunks at a time, so the whole index never exists in memory, as records or as text.
@@ -490,7 +543,10 @@ def write_index(
     `json.loads` of the bytes equals `build_index(documents, config)`, ids included: each
     document and chunk is written as the canonical JSON that its identity hashes (keys
     sorted, one per line), and `index_id` comes last. `keep` sees each document's chunk
-    records before they are dropped.
+    records before they are dropped. `spread` cuts the documents, batch by batch
+    (`BATCH_CHARS`), here or in worker processes (`explorer.workers.Spread`): the same
+    bytes either way. A library's column calls its library from this process alone,
+    through its one serving child (`chunking.deadline`).
     """
     ordered = sorted(documents, key=lambda d: d["source_id"])
     if not ordered:
@@ -504,18 +560,31 @@ def write_index(
     write(CHUNKS_HEAD)
     index_hash = sha256(INDEX_ID_HEAD)
     id_prefix = chunk_id_prefix(config)
+    if config.library is not None:
+        spread = IN_TURN
+    # In this process, a document at a time: only its chunks are held.
+    bounds = _batches(ordered, BATCH_CHARS if spread.workers > 1 else 0)
+
+    def batch(number: int) -> list[Chunked]:
+        return [
+            chunked(document, config, id_prefix, limits, given, records=keep is not None)
+            for document in ordered[bounds[number] : bounds[number + 1]]
+        ]
+
     count = 0
-    for document in ordered:
-        records, parts = _encoded_chunks(document, config, id_prefix, limits, given)
-        require_chunks_per_index(count + len(parts), limits)
-        if parts:
-            if count:
-                index_hash.update(b",")
-            index_hash.update(b",".join(parts))
-            write((b",\n" if count else b"\n") + b",\n".join(parts))
-            count += len(parts)
-        if keep is not None:
-            keep(document, records)
+    with closing(spread(batch, len(bounds) - 1)) as batches:
+        for document, piece in zip(ordered, chain.from_iterable(batches), strict=False):
+            if piece.refusal is not None:
+                raise ExplorerError(*piece.refusal)
+            require_chunks_per_index(count + piece.chunk_count, limits)
+            if piece.chunk_count:
+                if count:
+                    index_hash.update(b",")
+                index_hash.update(piece.joined.replace(b"\n", b""))
+                write((b",\n" if count else b"\n") + piece.joined)
+                count += piece.chunk_count
+            if keep is not None:
+                keep(document, piece.records)
     # The rest of the canonical index, as `build_index` hashes it: each document encoded
     # again rather than held since it was written.
     index_hash.update(index_id_middle(config_bytes))

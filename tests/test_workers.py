@@ -1,0 +1,200 @@
+"""`--workers N`: documents cut in forked processes give the very bytes one process
+writes, refuse as one process refuses, and leave no process behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from explorer.chunking import index as index_module
+from explorer.chunking.config import ChunkConfig
+from explorer.chunking.index import write_index
+from explorer.chunking.policies import make_config
+from explorer.errors import ErrorCode, ExplorerError
+from explorer.limits import Limits
+from explorer.sources.documents import DocumentRecord, document_record
+from explorer.workers import IN_TURN, Failed, Spread
+
+from .conftest import ROOT, ManifestBuilder, run_cli, run_module
+
+
+def children() -> set[int]:
+    """This process's children now, ended or not (Linux's /proc)."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        found.update(int(pid) for pid in (task / "children").read_text().split())
+    return found
+
+
+@pytest.fixture(autouse=True)
+def no_children_left() -> Iterator[None]:
+    """Every worker a test starts is gone (killed and reaped) when the test ends (a
+    library's serving child, started by an earlier test, may stay)."""
+    before = children()
+    yield
+    assert children() <= before
+
+
+def squares(item: int) -> bytes:
+    return bytes([item % 256]) * (item * 1000)  # results of many sizes, some past a pipe's
+
+
+def test_results_come_in_order_whatever_the_workers() -> None:
+    expected = [squares(item) for item in range(23)]
+    for workers in (1, 2, 3, 8, 40):
+        assert list(Spread(workers)(squares, 23)) == expected
+    assert list(Spread(2)(squares, 0)) == []
+
+
+def test_work_runs_in_other_processes() -> None:
+    parent = os.getpid()
+    pids = set(Spread(2)(lambda item: os.getpid(), 6))
+    assert len(pids) == 2 and parent not in pids
+    assert set(IN_TURN(lambda item: os.getpid(), 3)) == {parent}
+
+
+def refuse_at_five(item: int) -> int:
+    if item == 5:
+        raise ExplorerError(ErrorCode.TOO_MANY_CHUNKS, f"item {item} is too many")
+    return item
+
+
+def test_a_refusal_is_raised_in_order_after_the_results_before_it() -> None:
+    taken: list[int] = []
+    with pytest.raises(ExplorerError) as raised:
+        for value in Spread(3)(refuse_at_five, 12):
+            taken.append(value)
+    assert raised.value.code is ErrorCode.TOO_MANY_CHUNKS
+    assert raised.value.detail == "item 5 is too many"
+    assert taken == [0, 1, 2, 3, 4]
+
+
+def fail_at_two(item: int) -> int:
+    if item == 2:
+        raise KeyError("no such thing")
+    return item
+
+
+def test_anything_else_raised_is_failed_with_its_type() -> None:
+    with pytest.raises(Failed, match="KeyError: 'no such thing'"):
+        list(Spread(2)(fail_at_two, 4))
+
+
+def die_at_three(item: int) -> int:
+    if item == 3:
+        os.kill(os.getpid(), signal.SIGKILL)  # as the kernel's out-of-memory killer does
+    return item
+
+
+def test_a_worker_that_dies_is_worker_lost() -> None:
+    with pytest.raises(ExplorerError) as raised:
+        list(Spread(2)(die_at_three, 8))
+    assert raised.value.code is ErrorCode.WORKER_LOST
+    assert "killed by signal 9" in raised.value.detail
+    assert "--workers 1" in raised.value.detail
+
+
+def test_closing_early_ends_the_workers() -> None:
+    results = Spread(2)(squares, 50)
+    assert next(results) == b""
+    results.close()
+
+
+def corpus(count: int = 40) -> list[DocumentRecord]:
+    """Real Markdown pages (the repository's fixtures), each under its own source_id."""
+    pages = sorted((ROOT / "fixtures" / "markdown-docs").rglob("*.md"))
+    assert len(pages) >= 10
+    return [
+        document_record(
+            {"source_id": f"page-{n:03}", "version": "1", "path": f"page-{n:03}.md"},
+            page.read_text("utf-8"),
+        )
+        for n, page in enumerate(pages * (count // len(pages) + 1))
+    ][:count]
+
+
+CONFIGS = [
+    make_config("heading-aware", max_tokens=256, grammar="markdown"),
+    make_config("fixed-char", 300, overlap=40, grammar="markdown"),
+    make_config("paragraph", grammar="markdown"),
+]
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: c.strategy)
+def test_workers_write_the_bytes_one_process_writes(
+    config: ChunkConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    documents = corpus()
+    monkeypatch.setattr(index_module, "BATCH_CHARS", 4096)  # many batches of this corpus
+    one: list[bytes] = []
+    alone = write_index(documents, config, one.append)
+    spread: list[bytes] = []
+    assert write_index(documents, config, spread.append, spread=Spread(3)) == alone
+    assert b"".join(spread) == b"".join(one)
+
+
+def test_workers_refuse_as_one_process_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    documents = corpus()
+    monkeypatch.setattr(index_module, "BATCH_CHARS", 4096)
+    config = make_config("fixed-char", 50, grammar="markdown")
+    limits = Limits(chunks_per_document=100_000, chunks_per_index=1_000)
+    refusals = []
+    for spread in (IN_TURN, Spread(2)):
+        with pytest.raises(ExplorerError) as raised:
+            write_index(documents, config, lambda piece: None, limits=limits, spread=spread)
+        refusals.append((raised.value.code, raised.value.detail))
+    assert refusals[0] == refusals[1]
+    assert refusals[0][0] is ErrorCode.TOO_MANY_CHUNKS
+
+
+def big_manifest(make_manifest: ManifestBuilder) -> Path:
+    """Three batches of real Markdown: the fixtures' pages, over and over."""
+    pages = sorted((ROOT / "fixtures" / "markdown-docs").rglob("*.md"))
+    files: dict[str, bytes] = {}
+    while sum(map(len, files.values())) < 3 * index_module.BATCH_CHARS:
+        for page in pages:
+            files[f"copy{len(files)}-{page.name}"] = page.read_bytes()
+    return make_manifest(files)
+
+
+def test_the_command_writes_the_same_file_with_any_workers(
+    make_manifest: ManifestBuilder, tmp_path: Path
+) -> None:
+    manifest = big_manifest(make_manifest)
+    policy = ["--policy", "heading-aware", "--max-tokens", "256", "--grammar", "markdown"]
+    written = []
+    for workers in ("1", "2", "5"):
+        out = tmp_path / f"w{workers}.json"
+        ran = run_module("index", manifest, *policy, "--workers", workers, "--out", out)
+        assert ran.returncode == 0, ran.stderr
+        written.append(out.read_bytes())
+    assert written[0] == written[1] == written[2]
+    for workers in ("1", "2"):
+        checked = run_cli("validate", tmp_path / "w2.json", "--workers", workers)
+        assert checked.code == 0 and checked.out.startswith("valid "), checked.err
+
+
+def test_validate_with_workers_still_names_what_was_edited(
+    make_manifest: ManifestBuilder, tmp_path: Path
+) -> None:
+    manifest = big_manifest(make_manifest)
+    out = tmp_path / "index.json"
+    assert run_cli("index", manifest, "--policy", "paragraph", "--grammar", "markdown",
+                   "--out", out).code == 0  # fmt: skip
+    data = out.read_bytes()
+    last = data.rindex(b'"text":"') + len(b'"text":"')
+    out.write_bytes(data[:last] + b"X" + data[last + 1 :])
+    checked = run_cli("validate", out, "--workers", "2")
+    assert checked.code == 1
+    assert checked.err.startswith("error: invalid_chunk_index: chunks[")
+
+
+@pytest.mark.parametrize("given", ["0", "-1", "x", "257"])
+def test_workers_must_be_a_sensible_count(make_manifest: ManifestBuilder, given: str) -> None:
+    ran = run_cli("index", make_manifest(), "--workers", given)
+    assert ran.code == 2
+    assert "--workers" in ran.err
