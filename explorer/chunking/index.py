@@ -187,7 +187,7 @@ def _require_possible(source_id: str, text: str, config: ChunkConfig, limits: Li
     as few as the limit: each holds at most its size of the text's non-blank characters
     (in tokens: of the text's tokens, `TOKEN_SLACK` aside), so a size of 1 on a long
     text is refused at once, not after the library has cut it all."""
-    if not config.sized or not isinstance(policy_for(config), DocumentPolicy):
+    if config.library is None or not config.sized:
         return
     if config.unit is None:
         fewest = -(-sum(map(len, text.split())) // config.size())
