@@ -273,3 +273,65 @@ def test_deep_nesting_is_left_to_markdown_it_py() -> None:
     ]:
         assert grammar.fast_blocks(text, grammar.line_starts(text)) is None
         assert grammar.sections(text) == reference(text)
+
+
+def nested(node: Any, level: int = 0) -> tuple[int, bool]:
+    """The deepest token level under a node (itself at `level`), and whether a code
+    block is among its nodes."""
+    deepest, code = level, node.name in {"fence", "code_block"}
+    for child in node.children:
+        child_deepest, child_code = nested(child, level + 1)
+        deepest, code = max(deepest, child_deepest), code or child_code
+    return deepest, code
+
+
+# Line starts that nest lists and quotes on one line, and what may follow them.
+NESTINGS = ["> ", ">", "- ", "* ", "1. ", "10) ", "  ", "   ", " "]
+NESTED = ["text", "| a | b |", "|---|---|", "```", "~~~", "code", "# h", "- x", "> y", ""]
+
+
+def nesting(seed: int, count: int) -> list[str]:
+    chooser = random.Random(seed)
+    documents = []
+    for _ in range(count):
+        lines = [
+            "".join(chooser.choice(NESTINGS) for _ in range(chooser.randrange(0, 16)))
+            + chooser.choice(NESTED)
+            for _ in range(chooser.randrange(1, 8))
+        ]
+        documents.append("\n".join(lines) + "\n")
+    return documents
+
+
+def test_containers_without_nesting_signs_hold_no_code_and_no_deep_node() -> None:
+    """`fast_blocks` walks into a list or quote only where `_may_nest` says so: where
+    it does not, no code block is nested and no node is as deep as `_DEEPEST`."""
+    # The bound is tight: a table's cells twelve quotes or six lists deep are at level 16.
+    tight = [">" * 12 + "| a |\n" + ">" * 12 + "|---|\n", "- " * 6 + "| a |\n" + "  " * 6 + "|-|\n"]
+    for text in tight:
+        assert grammar._may_nest(text)
+        assert grammar.fast_blocks(text, grammar.line_starts(text)) is None
+    assert not grammar._may_nest(tight[0].replace(">" * 12, ">" * 11))
+    texts = [*SPEC["examples"], *fuzzed(7, 2000), *nesting(11, 4000), *tight]
+    if CORPUS.is_dir():
+        texts.extend(corpus_texts().values())
+    skipped = 0
+    for text in texts:
+        data = text.encode()
+        for node in grammar._FAST.tree(text).children:
+            if node.name not in grammar._CONTAINERS or node.srcmap is None:
+                continue
+            begin, end = node.srcmap
+            line_begin = data.rfind(b"\n", 0, begin) + 1
+            line_end = data.find(b"\n", end - 1) + 1 or len(data)
+            if grammar._may_nest(data[line_begin:line_end].decode()):
+                continue
+            skipped += 1
+            deepest, code = nested(node)
+            assert deepest < grammar._DEEPEST and not code, text
+    assert skipped > 1000
+
+
+def test_documents_nested_on_one_line_have_the_reference_sections() -> None:
+    for text in nesting(11, 4000):
+        assert grammar.sections(text) == reference(text), text
