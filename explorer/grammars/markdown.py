@@ -375,6 +375,8 @@ def sections_of(text: str, starts: list[int], found: Iterable[Found]) -> list[Ma
 
     def add_lines(first: int, stop: int) -> None:
         """Lines no token covers (link reference definitions): runs of non-blank lines."""
+        if stop <= first or text[at[first] : at[stop]].isspace():
+            return
         run = first
         for line in range(first, stop):
             if is_blank(line):
