@@ -197,10 +197,11 @@ def _last_piece(text: str, start: int, end: int) -> int | None:
 
     The line ends in a letter or digit then the newline (the piece is the newline), in
     spaces and tabs after something else (the piece is those and the newline: `\\s*[\\r
-    \\n]`), or in other characters after a letter or digit, with at most one space
-    between (the piece is ` ?[^\\s\\p{L}\\p{N}]++[\\r\\n]*`, which takes the newlines).
-    Python's `isalnum` and `isspace` take in all of the pattern's letters, digits and
-    spaces.
+    \\n]`), or in other characters after a letter or digit or at the start of the line
+    or of the text, with at most one space between (the piece is ` ?[^\\s\\p{L}\\p{N}]++
+    [\\r\\n]*`, which takes the newlines; a piece before it that ends a line ends at its
+    newline, as none goes on past a newline into a line's other characters). Python's
+    `isalnum` and `isspace` take in all of the pattern's letters, digits and spaces.
     """
     newline = end - 1
     if newline - 1 < start or text[newline] != "\n":
@@ -221,7 +222,7 @@ def _last_piece(text: str, start: int, end: int) -> int | None:
         position -= 1
     if position > start and text[position - 1] == " ":
         position -= 1
-    if position > start and text[position - 1].isalnum():
+    if position == start or text[position - 1] == "\n" or text[position - 1].isalnum():
         return position
     return None
 
