@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from functools import cache
-from itertools import accumulate, islice
+from itertools import accumulate
 from typing import TYPE_CHECKING
 
 from ..grammars.units import Measures, Unit
@@ -94,7 +94,10 @@ class Chars:
     def measure_span(self, text: str, start: int, end: int) -> int:
         return end - start
 
-    def measure_units(self, text: str, units: Sequence[Span]) -> Measures:
+    def measure_units(
+        self, text: str, units: Sequence[Span], known: Sequence[int | None] = ()
+    ) -> Measures:
+        """A span's length is taken at no cost: what is `known` is not needed."""
         starts = [start for start, _ in units]
         costs = [end - start for start, end in units]
         gaps = [start - end for (_, end), start in zip(units, starts[1:], strict=False)]
@@ -121,45 +124,48 @@ class Tokens:
     def measure_span(self, text: str, start: int, end: int) -> int:
         return count_tokens(text[start:end])
 
-    def measure_units(self, text: str, units: Sequence[Span]) -> Measures:
+    def measure_units(
+        self, text: str, units: Sequence[Span], known: Sequence[int | None] = ()
+    ) -> Measures:
         """Each unit counted once but for its last piece (`_last_piece`), counted with
         the gap after it and without, so that a run's count is a sum of these (see
         `adds_up_at`); a unit whose last piece is not found is counted whole, with and
-        without its gap. Every text is counted once (a gap or a last piece that recurs,
-        once in all). riptoken's batch (threads) cost more CPU time than it saved on
-        this 2-core machine, so the counts are taken in turn."""
-        # What to count, each text once; per unit, which of them add up to its cost,
-        # its span (with the gap after it) and its gap. -1: nothing.
-        pending: dict[str, int] = {"": -1}
-        add = pending.setdefault  # a text's index, the next one if it is new
-        plans: list[tuple[int, int, int, int]] = []  # body, end piece, gap piece, gap
-        last_unit = len(units) - 1
-        for position, (start, end) in enumerate(units):
-            following = units[position + 1][0] if position < last_unit else end
-            tail = _last_piece(text, start, end) if following > end else None
-            gap = add(text[end:following], len(pending) - 1)
-            if tail is None:
-                # Counted whole, and whole with the gap (the same text when none).
-                whole = add(text[start:end], len(pending) - 1)
-                plans.append((-1, whole, add(text[start:following], len(pending) - 1), gap))
-            else:
-                body = add(text[start:tail], len(pending) - 1)
-                piece = add(text[tail:end], len(pending) - 1)
-                plans.append((body, piece, add(text[tail:following], len(pending) - 1), gap))
+        without its gap. A count `known` is not taken again: the part before the last
+        piece counts that less the last piece's. Every text is counted once (a gap or
+        a last piece that recurs, once in all). riptoken's batch (threads) cost more CPU
+        time than it saved on this 2-core machine, so the counts are taken in turn."""
         encode = _counter().encode_ordinary
-        counts = list(map(len, map(encode, islice(pending, 1, None))))
-        counts.append(0)  # index -1
+        counted: dict[str, int] = {"": 0}
+
+        def count(start: int, end: int) -> int:
+            piece = text[start:end]
+            found = counted.get(piece)
+            if found is None:
+                found = counted[piece] = len(encode(piece))
+            return found
+
         costs: list[int] = []
         gaps: list[int] = []
         joined: list[int] = [0]
         breaks: list[int] = [0]
-        for position, (body, end_piece, gap_piece, gap) in enumerate(plans):
-            costs.append(counts[body] + counts[end_piece])
-            gaps.append(counts[gap])
+        last_unit = len(units) - 1
+        for position, (start, end) in enumerate(units):
+            following = units[position + 1][0] if position < last_unit else end
+            cost = known[position] if known else None
+            tail = _last_piece(text, start, end) if following > end else None
+            if tail is None:
+                cost = count(start, end) if cost is None else cost
+                # The unit with the gap after it.
+                step = cost if following == end else count(start, following)
+            else:
+                body = count(start, tail) if cost is None else cost - count(tail, end)
+                cost = body + count(tail, end)
+                step = body + count(tail, following)
+            costs.append(cost)
+            gaps.append(count(end, following))
             if position < last_unit:
-                joined.append(joined[-1] + counts[body] + counts[gap_piece])
-                following, next_end = units[position + 1]
-                fits = adds_up_at(text, following, next_end)
+                joined.append(joined[-1] + step)
+                fits = adds_up_at(text, following, units[position + 1][1])
                 breaks.append(breaks[-1] + (0 if fits else 1))
         return Measures(costs, gaps, joined, breaks)
 

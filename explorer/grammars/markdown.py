@@ -22,7 +22,7 @@ from markdown_it import MarkdownIt
 from markdown_it_pyrs import MarkdownIt as MarkdownItRs
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from .units import Measures, Unit
+from .units import Measures, Piece, Unit
 from .v1 import Span
 
 # Only the block structure is needed: inline parsing (emphasis, links…) would cost three
@@ -325,7 +325,7 @@ class MarkdownSection:
         included), like grammar v1's paragraphs; found with the section."""
         return list(self.blocks)
 
-    def split(self, text: str, unit: Span, size: int, measure: Unit) -> list[Span]:
+    def split(self, text: str, unit: Span, size: int, measure: Unit) -> list[Piece]:
         """A block larger than the size, cut between lines (`split_block`), never inside
         a code block nested in it that fits in the size."""
         code = self.nested_code
@@ -412,8 +412,9 @@ def sections_of(text: str, starts: list[int], found: Iterable[Found]) -> list[Ma
 
 def split_block(
     text: str, block: Span, size: int, unit: Unit, keep: Sequence[Span] = ()
-) -> list[Span]:
-    """A block in pieces of at most `size`, cut between lines where one can be.
+) -> list[Piece]:
+    """A block in pieces of at most `size`, cut between lines where one can be, each
+    group of lines with its measure (a window of a line without).
 
     Neighbouring lines are grouped greedily; a line larger than `size` on its own is cut
     by the unit (`Unit.cut`). Each span of `keep` (whole lines, in order: code nested in
@@ -437,23 +438,26 @@ def split_block(
         lines.append((line_start, line_end))
         line_start = line_end
     measures = unit.measure_units(text, lines)
-    if _measure_lines(text, lines, measures, unit, 0, len(lines)) <= size:
-        return [block]
+    whole_measure = _measure_lines(text, lines, measures, unit, 0, len(lines))
+    if whole_measure <= size:
+        return [(block, whole_measure)]
     costs = measures.costs
-    pieces: list[Span] = []
+    pieces: list[Piece] = []
     first = 0
     while first < len(lines):
         if costs[first] > size:
-            pieces.extend(unit.cut(text, *lines[first], size))
+            pieces.extend((window, None) for window in unit.cut(text, *lines[first], size))
             first += 1
             continue
         stop, total = first, 0
         while stop < len(lines) and total + costs[stop] <= size:
             total += costs[stop]
             stop += 1
-        while stop - first > 1 and _measure_lines(text, lines, measures, unit, first, stop) > size:
+        measure = _measure_lines(text, lines, measures, unit, first, stop)
+        while stop - first > 1 and measure > size:
             stop -= 1
-        pieces.append((lines[first][0], lines[stop - 1][1]))
+            measure = _measure_lines(text, lines, measures, unit, first, stop)
+        pieces.append(((lines[first][0], lines[stop - 1][1]), measure))
         first = stop
     return pieces
 

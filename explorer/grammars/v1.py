@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..errors import ErrorCode, ExplorerError
+
+if TYPE_CHECKING:
+    from .units import Piece
 
 GRAMMAR_VERSION = 1
 
@@ -36,9 +40,9 @@ class Section:
         """The paragraphs of the body."""
         return section_paragraphs(text, self)
 
-    def split(self, text: str, unit: Span, size: int, measure: object) -> list[Span]:
+    def split(self, text: str, unit: Span, size: int, measure: object) -> list[Piece]:
         """A paragraph larger than the size stands alone, whole: the size is a target."""
-        return [unit]
+        return [(unit, None)]
 
 
 def require_heading(text: str) -> None:
