@@ -162,7 +162,7 @@ class Tokens:
                 cost = body + count(tail, end)
                 step = body + count(tail, following)
             costs.append(cost)
-            gaps.append(count(end, following))
+            gaps.append(count(end, following) if following > end else 0)
             if position < last_unit:
                 joined.append(joined[-1] + step)
                 fits = adds_up_at(text, following, units[position + 1][1])
