@@ -125,6 +125,29 @@ def test_fuzzed_documents_have_the_reference_sections() -> None:
             assert grammar._may_part(text), text
 
 
+# Lines in quotes (some nested in list items) and lines that may continue them lazily.
+QUOTED = [
+    *["> a", "> 2. b", "> > 2. b", "> - > a", "> 1. > a", "2. b", "> | x |", "> a | b"],
+    *["a | b", "> > a", "> - a", ">2. x", "> > | a |", ">> 3) c", "   > 10. x", "  > a"],
+    *["-  > a", "1. > a", "   2. b", "- 2. b", "> 1) > b", "* > x", "> -->", "> a --> b"],
+    *["- > | c |", "| a | b |", "|---|---|", "text", ""],
+]
+
+
+def test_lines_that_continue_every_quote_are_not_lazy() -> None:
+    """A line that starts with as many `>` as every quote above it (list markers between
+    them counted) continues them all: no lazy line, and the parsers agree on it."""
+    assert not grammar._may_part("> a\n> 2. b\n> c | d\n")
+    assert not grammar._may_part("> a\n>  --> b\n> | c |\n")
+    for text in ["> - > a\n> 2. b\n", "> 1. > a\n> | c |\n", "> > a\n> 2. b\n"]:
+        assert grammar._may_part(text)
+    chooser = random.Random(2026)
+    for _ in range(4000):
+        lines = [chooser.choice(QUOTED) for _ in range(chooser.randrange(1, 10))]
+        text = "\n".join(lines) + "\n"
+        assert grammar.sections(text) == reference(text), text
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(LINES), min_size=1, max_size=12), st.booleans())
 def test_any_document_of_those_lines_has_the_reference_sections(

@@ -74,6 +74,8 @@ _ORDERED = re.compile(r"[ \t>]*[0-9]{1,9}[.)]")
 # list item or quote.
 _DELIMITER = re.compile(r"[ \t|:-]*-[ \t|:-]*$")
 _ITEM = re.compile(r"[ \t]*(?:[-+*>]|[0-9]{1,9}[.)])")
+# The container markers a line starts with (and more: any indentation).
+_CONTAINER_MARKS = re.compile(r"(?:[ \t]*(?:>|[-+*](?=[ \t])|[0-9]{1,9}[.)](?=[ \t])))*")
 # A quote's line, found in the text with a newline before it: the match starts where
 # the line starts in the text.
 _QUOTE_LINE = re.compile(r"\n[ \t]*>")
@@ -122,16 +124,22 @@ def _run(text: str, position: int) -> Span:
 
 
 def _run_may_part(lines: list[str]) -> bool:
-    """`_may_part` in one run of non-blank lines."""
-    after_quote = after_pipe = False  # below a quote's line or a row
+    """`_may_part` in one run of non-blank lines. A line that starts with as many `>`
+    as any quote's line above it (counted there with the list markers between them)
+    continues every quote it may be in, so it is no lazy continuation line."""
+    quoted = 0  # the most `>` a quote's line above starts with
+    after_pipe = False  # below a row
     header = ""  # the line above, if it has a pipe
     for line in lines:
         ordered = _ORDERED.match(line) is not None
-        if (after_quote and ("|" in line or ordered)) or (after_pipe and ordered):
+        lazy = line[: len(line) - len(line.lstrip(" \t>"))].count(">") < quoted
+        if (lazy and ("|" in line or ordered)) or (after_pipe and ordered):
             return True
         if header and _DELIMITER.match(line) and ("|" not in line or _ITEM.match(header)):
             return True
-        after_quote = after_quote or _QUOTE.match(line) is not None
+        prefix = _CONTAINER_MARKS.match(line) if _QUOTE.match(line) else None
+        if prefix:
+            quoted = max(quoted, prefix.group().count(">"))
         after_pipe = after_pipe or "|" in line
         header = line if "|" in line else ""
     return False
