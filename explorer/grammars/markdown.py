@@ -361,7 +361,7 @@ def sections_of(text: str, starts: list[int], found: Iterable[Found]) -> list[Ma
 
     def is_blank(line: int) -> bool:
         begin = at[line]
-        return begin == length or text[begin : at[line + 1]].isspace()
+        return begin == length or (text[begin].isspace() and text[begin : at[line + 1]].isspace())
 
     result: list[MarkdownSection] = []
     # The open section: its heading's start, title and body's start, and its blocks.
