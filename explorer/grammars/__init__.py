@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from . import v1 as grammar
-from .units import Piece, Unit
-from .v1 import Span
+from .units import Unit
+from .v1 import Piece, Span
 
 
 class GrammarSection(Protocol):

@@ -22,8 +22,8 @@ from markdown_it import MarkdownIt
 from markdown_it_pyrs import MarkdownIt as MarkdownItRs
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from .units import Measures, Piece, Unit
-from .v1 import Span
+from .units import Measures, Unit
+from .v1 import Piece, Span
 
 # Only the block structure is needed: inline parsing (emphasis, links…) would cost three
 # quarters of the time and change no block. A heading's `inline` token still carries its

@@ -32,10 +32,6 @@ class Measures(NamedTuple):
         return self.joined[b] - self.joined[a] + self.costs[b]
 
 
-# A piece of a unit (`GrammarSection.split`), with its measure where the grammar took it.
-Piece = tuple[Span, int | None]
-
-
 class Unit(Protocol):
     """What a size is counted in, so that a policy is written once for every unit."""
 

@@ -9,12 +9,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ..errors import ErrorCode, ExplorerError
-
-if TYPE_CHECKING:
-    from .units import Piece
 
 GRAMMAR_VERSION = 1
 
@@ -23,6 +19,8 @@ _NON_SPACE = re.compile(r"\S")  # `\s` is exactly `str.isspace`
 _HEADING = re.compile(r"^#{1,6} (.+)(?:\n|$)", re.MULTILINE)
 
 Span = tuple[int, int]
+# A piece of a unit (`GrammarSection.split`), with its measure where the grammar took it.
+Piece = tuple[Span, int | None]
 
 
 @dataclass(frozen=True, slots=True)
