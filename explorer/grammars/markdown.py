@@ -76,6 +76,8 @@ _DELIMITER = re.compile(r"[ \t|:-]*-[ \t|:-]*$")
 _ITEM = re.compile(r"[ \t]*(?:[-+*>]|[0-9]{1,9}[.)])")
 # The container markers a line starts with (and more: any indentation).
 _CONTAINER_MARKS = re.compile(r"(?:[ \t]*(?:>|[-+*](?=[ \t])|[0-9]{1,9}[.)](?=[ \t])))*")
+# The newline of a line that a blank line (or the text's end) follows.
+_RUN_END = re.compile(r"\n[ \t]*(?=\n|\Z)")
 # A quote's line, found in the text with a newline before it: the match starts where
 # the line starts in the text.
 _QUOTE_LINE = re.compile(r"\n[ \t]*>")
@@ -114,13 +116,8 @@ def _run(text: str, position: int) -> Span:
         if not text[above : start - 1].strip(" \t"):
             break
         start = above
-    end = text.find("\n", position)
-    while end >= 0:
-        below = text.find("\n", end + 1)
-        if not text[end + 1 : len(text) if below < 0 else below].strip(" \t"):
-            break
-        end = below
-    return start, len(text) if end < 0 else end
+    end = _RUN_END.search(text, position)
+    return start, len(text) if end is None else end.start()
 
 
 def _run_may_part(lines: list[str]) -> bool:
@@ -132,8 +129,11 @@ def _run_may_part(lines: list[str]) -> bool:
     header = ""  # the line above, if it has a pipe
     for line in lines:
         ordered = _ORDERED.match(line) is not None
-        lazy = line[: len(line) - len(line.lstrip(" \t>"))].count(">") < quoted
-        if (lazy and ("|" in line or ordered)) or (after_pipe and ordered):
+        if ordered and after_pipe:
+            return True
+        # A row or an ordered item that may be a lazy continuation line.
+        lazy = quoted and (ordered or "|" in line)
+        if lazy and line[: len(line) - len(line.lstrip(" \t>"))].count(">") < quoted:
             return True
         if header and _DELIMITER.match(line) and ("|" not in line or _ITEM.match(header)):
             return True
