@@ -125,6 +125,29 @@ def test_fuzzed_documents_have_the_reference_sections() -> None:
             assert grammar._may_part(text), text
 
 
+# Lines in quotes (some nested in list items) and lines that may continue them lazily.
+QUOTED = [
+    *["> a", "> 2. b", "> > 2. b", "> - > a", "> 1. > a", "2. b", "> | x |", "> a | b"],
+    *["a | b", "> > a", "> - a", ">2. x", "> > | a |", ">> 3) c", "   > 10. x", "  > a"],
+    *["-  > a", "1. > a", "   2. b", "- 2. b", "> 1) > b", "* > x", "> -->", "> a --> b"],
+    *["- > | c |", "| a | b |", "|---|---|", "text", ""],
+]
+
+
+def test_lines_that_continue_every_quote_are_not_lazy() -> None:
+    """A line that starts with as many `>` as every quote above it (list markers between
+    them counted) continues them all: no lazy line, and the parsers agree on it."""
+    assert not grammar._may_part("> a\n> 2. b\n> c | d\n")
+    assert not grammar._may_part("> a\n>  --> b\n> | c |\n")
+    for text in ["> - > a\n> 2. b\n", "> 1. > a\n> | c |\n", "> > a\n> 2. b\n"]:
+        assert grammar._may_part(text)
+    chooser = random.Random(2026)
+    for _ in range(4000):
+        lines = [chooser.choice(QUOTED) for _ in range(chooser.randrange(1, 10))]
+        text = "\n".join(lines) + "\n"
+        assert grammar.sections(text) == reference(text), text
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(LINES), min_size=1, max_size=12), st.booleans())
 def test_any_document_of_those_lines_has_the_reference_sections(
@@ -237,6 +260,9 @@ def test_summed_counts_are_the_counts_of_each_run(pieces: list[str], data: st.Da
     # Units with gaps between them: drop a random part of each unit's end.
     units = [(a, data.draw(st.integers(a + 1, b))) for a, b in units]
     measures = TOKENS.measure_units(text, units)
+    # Counts known already (a grammar's pieces) give the same measures.
+    known = [data.draw(st.sampled_from([None, cost])) for cost in measures.costs]
+    assert TOKENS.measure_units(text, units, known) == measures
     for k, (a, b) in enumerate(units):
         assert measures.costs[k] == count_tokens(text[a:b])
         if k + 1 < len(units):
@@ -273,3 +299,65 @@ def test_deep_nesting_is_left_to_markdown_it_py() -> None:
     ]:
         assert grammar.fast_blocks(text, grammar.line_starts(text)) is None
         assert grammar.sections(text) == reference(text)
+
+
+def nested(node: Any, level: int = 0) -> tuple[int, bool]:
+    """The deepest token level under a node (itself at `level`), and whether a code
+    block is among its nodes."""
+    deepest, code = level, node.name in {"fence", "code_block"}
+    for child in node.children:
+        child_deepest, child_code = nested(child, level + 1)
+        deepest, code = max(deepest, child_deepest), code or child_code
+    return deepest, code
+
+
+# Line starts that nest lists and quotes on one line, and what may follow them.
+NESTINGS = ["> ", ">", "- ", "* ", "1. ", "10) ", "  ", "   ", " "]
+NESTED = ["text", "| a | b |", "|---|---|", "```", "~~~", "code", "# h", "- x", "> y", ""]
+
+
+def nesting(seed: int, count: int) -> list[str]:
+    chooser = random.Random(seed)
+    documents = []
+    for _ in range(count):
+        lines = [
+            "".join(chooser.choice(NESTINGS) for _ in range(chooser.randrange(0, 16)))
+            + chooser.choice(NESTED)
+            for _ in range(chooser.randrange(1, 8))
+        ]
+        documents.append("\n".join(lines) + "\n")
+    return documents
+
+
+def test_containers_without_nesting_signs_hold_no_code_and_no_deep_node() -> None:
+    """`fast_blocks` walks into a list or quote only where `_may_nest` says so: where
+    it does not, no code block is nested and no node is as deep as `_DEEPEST`."""
+    # The bound is tight: a table's cells twelve quotes or six lists deep are at level 16.
+    tight = [">" * 12 + "| a |\n" + ">" * 12 + "|---|\n", "- " * 6 + "| a |\n" + "  " * 6 + "|-|\n"]
+    for text in tight:
+        assert grammar._may_nest(text)
+        assert grammar.fast_blocks(text, grammar.line_starts(text)) is None
+    assert not grammar._may_nest(tight[0].replace(">" * 12, ">" * 11))
+    texts = [*SPEC["examples"], *fuzzed(7, 2000), *nesting(11, 4000), *tight]
+    if CORPUS.is_dir():
+        texts.extend(corpus_texts().values())
+    skipped = 0
+    for text in texts:
+        data = text.encode()
+        for node in grammar._FAST.tree(text).children:
+            if node.name not in grammar._CONTAINERS or node.srcmap is None:
+                continue
+            begin, end = node.srcmap
+            line_begin = data.rfind(b"\n", 0, begin) + 1
+            line_end = data.find(b"\n", end - 1) + 1 or len(data)
+            if grammar._may_nest(data[line_begin:line_end].decode()):
+                continue
+            skipped += 1
+            deepest, code = nested(node)
+            assert deepest < grammar._DEEPEST and not code, text
+    assert skipped > 1000
+
+
+def test_documents_nested_on_one_line_have_the_reference_sections() -> None:
+    for text in nesting(11, 4000):
+        assert grammar.sections(text) == reference(text), text

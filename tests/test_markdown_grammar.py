@@ -240,11 +240,13 @@ def test_sections_and_blocks_keep_every_character_once(text: str) -> None:
 def check_pieces(text: str, block: tuple[int, int], size: int, unit: Unit) -> None:
     pieces = split_block(text, block, size, unit)
     cursor = block[0]
-    for start, end in pieces:
+    for (start, end), measure in pieces:
         assert start == cursor < end
         cursor = end
         piece = text[start:end]
         assert unit.measure(piece) <= size or len(piece) == 1
+        # The measure a piece comes with is its own.
+        assert measure is None or measure == unit.measure(piece)
         # A cut between lines, unless the line alone is larger than the size.
         line_start = text.rfind("\n", 0, end) + 1
         if end != block[1] and text[end - 1] != "\n":
@@ -265,9 +267,16 @@ def test_split_block_cuts_at_lines_within_the_size(text: str, size: int, unit: U
 def test_split_block_examples() -> None:
     text = "```\nline one\nline two\n" + "x" * 25 + "\n```\n"
     block = (0, len(text))
-    pieces = [text[a:b] for a, b in split_block(text, block, 20, CHARS)]
-    assert pieces == ["```\nline one\n", "line two\n", "x" * 20, "x" * 5 + "\n", "```\n"]
-    assert split_block(text, block, 1000, CHARS) == [block]
+    pieces = [(text[a:b], measure) for (a, b), measure in split_block(text, block, 20, CHARS)]
+    assert pieces == [
+        ("```\nline one\n", 13),
+        ("line two\n", 9),
+        ("x" * 20, None),
+        ("x" * 5 + "\n", None),
+        ("```\n", 4),
+    ]
+    assert split_block(text, block, 1000, CHARS) == [(block, len(text))]
     token_pieces = split_block(text, block, 4, TOKENS)
-    assert all(count_tokens(text[a:b]) <= 4 for a, b in token_pieces)
-    assert "".join(text[a:b] for a, b in token_pieces) == text
+    assert all(count_tokens(text[a:b]) <= 4 for (a, b), _ in token_pieces)
+    assert all(count_tokens(text[a:b]) == m for (a, b), m in token_pieces if m is not None)
+    assert "".join(text[a:b] for (a, b), _ in token_pieces) == text

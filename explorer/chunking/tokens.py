@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from functools import cache
-from itertools import accumulate, islice
 from typing import TYPE_CHECKING
 
 from ..grammars.units import Measures, Unit
@@ -94,7 +93,10 @@ class Chars:
     def measure_span(self, text: str, start: int, end: int) -> int:
         return end - start
 
-    def measure_units(self, text: str, units: Sequence[Span]) -> Measures:
+    def measure_units(
+        self, text: str, units: Sequence[Span], known: Sequence[int | None] = ()
+    ) -> Measures:
+        """A span's length is taken at no cost: what is `known` is not needed."""
         starts = [start for start, _ in units]
         costs = [end - start for start, end in units]
         gaps = [start - end for (_, end), start in zip(units, starts[1:], strict=False)]
@@ -121,45 +123,48 @@ class Tokens:
     def measure_span(self, text: str, start: int, end: int) -> int:
         return count_tokens(text[start:end])
 
-    def measure_units(self, text: str, units: Sequence[Span]) -> Measures:
+    def measure_units(
+        self, text: str, units: Sequence[Span], known: Sequence[int | None] = ()
+    ) -> Measures:
         """Each unit counted once but for its last piece (`_last_piece`), counted with
         the gap after it and without, so that a run's count is a sum of these (see
         `adds_up_at`); a unit whose last piece is not found is counted whole, with and
-        without its gap. Every text is counted once (a gap or a last piece that recurs,
-        once in all). riptoken's batch (threads) cost more CPU time than it saved on
-        this 2-core machine, so the counts are taken in turn."""
-        # What to count, each text once; per unit, which of them add up to its cost,
-        # its span (with the gap after it) and its gap. -1: nothing.
-        pending: dict[str, int] = {"": -1}
-        add = pending.setdefault  # a text's index, the next one if it is new
-        plans: list[tuple[int, int, int, int]] = []  # body, end piece, gap piece, gap
-        last_unit = len(units) - 1
-        for position, (start, end) in enumerate(units):
-            following = units[position + 1][0] if position < last_unit else end
-            tail = _last_piece(text, start, end) if following > end else None
-            gap = add(text[end:following], len(pending) - 1)
-            if tail is None:
-                # Counted whole, and whole with the gap (the same text when none).
-                whole = add(text[start:end], len(pending) - 1)
-                plans.append((-1, whole, add(text[start:following], len(pending) - 1), gap))
-            else:
-                body = add(text[start:tail], len(pending) - 1)
-                piece = add(text[tail:end], len(pending) - 1)
-                plans.append((body, piece, add(text[tail:following], len(pending) - 1), gap))
+        without its gap. A count `known` is not taken again: the part before the last
+        piece counts that less the last piece's. Every text is counted once (a gap or
+        a last piece that recurs, once in all). riptoken's batch (threads) cost more CPU
+        time than it saved on this 2-core machine, so the counts are taken in turn."""
         encode = _counter().encode_ordinary
-        counts = list(map(len, map(encode, islice(pending, 1, None))))
-        counts.append(0)  # index -1
+        counted: dict[str, int] = {"": 0}
+
+        def count(start: int, end: int) -> int:
+            piece = text[start:end]
+            found = counted.get(piece)
+            if found is None:
+                found = counted[piece] = len(encode(piece))
+            return found
+
         costs: list[int] = []
         gaps: list[int] = []
         joined: list[int] = [0]
         breaks: list[int] = [0]
-        for position, (body, end_piece, gap_piece, gap) in enumerate(plans):
-            costs.append(counts[body] + counts[end_piece])
-            gaps.append(counts[gap])
+        last_unit = len(units) - 1
+        for position, (start, end) in enumerate(units):
+            following = units[position + 1][0] if position < last_unit else end
+            cost = known[position] if known else None
+            tail = _last_piece(text, start, end) if following > end else None
+            if tail is None:
+                cost = count(start, end) if cost is None else cost
+                # The unit with the gap after it.
+                step = cost if following == end else count(start, following)
+            else:
+                body = count(start, tail) if cost is None else cost - count(tail, end)
+                cost = body + count(tail, end)
+                step = body + count(tail, following)
+            costs.append(cost)
+            gaps.append(count(end, following) if following > end else 0)
             if position < last_unit:
-                joined.append(joined[-1] + counts[body] + counts[gap_piece])
-                following, next_end = units[position + 1]
-                fits = adds_up_at(text, following, next_end)
+                joined.append(joined[-1] + step)
+                fits = adds_up_at(text, following, units[position + 1][1])
                 breaks.append(breaks[-1] + (0 if fits else 1))
         return Measures(costs, gaps, joined, breaks)
 
@@ -197,10 +202,11 @@ def _last_piece(text: str, start: int, end: int) -> int | None:
 
     The line ends in a letter or digit then the newline (the piece is the newline), in
     spaces and tabs after something else (the piece is those and the newline: `\\s*[\\r
-    \\n]`), or in other characters after a letter or digit, with at most one space
-    between (the piece is ` ?[^\\s\\p{L}\\p{N}]++[\\r\\n]*`, which takes the newlines).
-    Python's `isalnum` and `isspace` take in all of the pattern's letters, digits and
-    spaces.
+    \\n]`), or in other characters after a letter or digit or at the start of the line
+    or of the text, with at most one space between (the piece is ` ?[^\\s\\p{L}\\p{N}]++
+    [\\r\\n]*`, which takes the newlines; a piece before it that ends a line ends at its
+    newline, as none goes on past a newline into a line's other characters). Python's
+    `isalnum` and `isspace` take in all of the pattern's letters, digits and spaces.
     """
     newline = end - 1
     if newline - 1 < start or text[newline] != "\n":
@@ -221,7 +227,7 @@ def _last_piece(text: str, start: int, end: int) -> int | None:
         position -= 1
     if position > start and text[position - 1] == " ":
         position -= 1
-    if position > start and text[position - 1].isalnum():
+    if position == start or text[position - 1] == "\n" or text[position - 1].isalnum():
         return position
     return None
 
@@ -244,6 +250,33 @@ def _is_continuation(byte: int) -> bool:
     return 0x80 <= byte < 0xC0
 
 
+class _TokenStarts:
+    """Where each token of an encoding starts in its UTF-8 bytes (`starts[len(tokens)]`:
+    their length), summed from the token asked for last: windows ask near one another,
+    so no table of every token is built."""
+
+    def __init__(self, tokens: list[int]) -> None:
+        self.tokens, self.lengths = tokens, _token_lengths()
+        self.token, self.offset = 0, 0
+
+    def __getitem__(self, token: int) -> int:
+        if token >= self.token:
+            self.offset += sum(map(self.lengths.__getitem__, self.tokens[self.token : token]))
+        else:
+            self.offset -= sum(map(self.lengths.__getitem__, self.tokens[token : self.token]))
+        self.token = token
+        return self.offset
+
+    def holding(self, offset: int, near: int) -> int:
+        """The token that holds byte `offset` (not past the last byte), looked for from
+        token `near`."""
+        while self[near] > offset:
+            near -= 1
+        while self[near + 1] <= offset:
+            near += 1
+        return near
+
+
 def token_windows(text: str, start: int, end: int, size: int, overlap: int = 0) -> list[Span]:
     """`Unit.cut` in tokens: each window counts at most `size` tokens on its own.
 
@@ -259,8 +292,7 @@ def token_windows(text: str, start: int, end: int, size: int, overlap: int = 0) 
     span = text[start:end]
     data = span.encode("utf-8")
     tokens = _counter().encode_ordinary(span)
-    # bounds[i]: the byte offset in `data` where token i starts; the last is len(data).
-    bounds = [0, *accumulate(map(_token_lengths().__getitem__, tokens))]
+    bounds = _TokenStarts(tokens)
     last = len(tokens)
     total = len(data)
 
@@ -272,12 +304,12 @@ def token_windows(text: str, start: int, end: int, size: int, overlap: int = 0) 
 
     windows: list[Span] = []
     # The window's start as a byte offset in `data` and a code point offset in `text`,
-    # the token that holds it, and where the previous window stopped.
+    # the token that holds it (looked for from a token near it), and where the previous
+    # window stopped.
     first_byte, first_char, token = 0, start, 0
     previous_byte, previous_char = 0, start
     while True:
-        while bounds[token + 1] <= first_byte:
-            token += 1
+        token = bounds.holding(first_byte, token)
         stop_token = min(token + size, last)
         while True:
             stop_byte = char_start(bounds[stop_token])
@@ -310,3 +342,4 @@ def token_windows(text: str, start: int, end: int, size: int, overlap: int = 0) 
         previous_byte, previous_char = stop_byte, stop_char
         first_char = stop_char - len(data[back:stop_byte].decode("utf-8"))
         first_byte = back
+        token = max(stop_token - overlap, token)

@@ -11,7 +11,7 @@ from typing import Protocol
 
 from . import v1 as grammar
 from .units import Unit
-from .v1 import Span
+from .v1 import Piece, Span
 
 
 class GrammarSection(Protocol):
@@ -30,8 +30,9 @@ class GrammarSection(Protocol):
         """The section's units in order: v1 paragraphs or markdown blocks."""
         ...
 
-    def split(self, text: str, unit: Span, size: int, measure: Unit) -> list[Span]:
-        """A unit that measures more than `size`, in the pieces the grammar allows."""
+    def split(self, text: str, unit: Span, size: int, measure: Unit) -> list[Piece]:
+        """A unit that measures more than `size`, in the pieces the grammar allows, each
+        with its measure where the grammar took it."""
         ...
 
 

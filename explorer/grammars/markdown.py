@@ -15,6 +15,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from heapq import merge
 from itertools import accumulate
 
 from markdown_it import MarkdownIt
@@ -22,7 +23,7 @@ from markdown_it_pyrs import MarkdownIt as MarkdownItRs
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from .units import Measures, Unit
-from .v1 import Span
+from .v1 import Piece, Span
 
 # Only the block structure is needed: inline parsing (emphasis, links…) would cost three
 # quarters of the time and change no block. A heading's `inline` token still carries its
@@ -67,35 +68,78 @@ _FAST = MarkdownItRs("zero").enable_many(
 _SPACE = "\x0b\x0c\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 _ODD_SPACE = re.compile(f"[{_SPACE}]")
 _ODD_BLANK = re.compile(f"^[ \\t]*[{_SPACE}][ \\t{_SPACE}]*$", re.MULTILINE)
-_QUOTE = re.compile(r"^[ \t]*>", re.MULTILINE)
-_ORDERED = re.compile(r"^[ \t>]*[0-9]{1,9}[.)]", re.MULTILINE)
+_QUOTE = re.compile(r"[ \t]*>")
+_ORDERED = re.compile(r"[ \t>]*[0-9]{1,9}[.)]")
 # A line that may be a table's delimiter row or a setext underline, and a line in a
 # list item or quote.
 _DELIMITER = re.compile(r"[ \t|:-]*-[ \t|:-]*$")
 _ITEM = re.compile(r"[ \t]*(?:[-+*>]|[0-9]{1,9}[.)])")
+# The container markers a line starts with (and more: any indentation).
+_CONTAINER_MARKS = re.compile(r"(?:[ \t]*(?:>|[-+*](?=[ \t])|[0-9]{1,9}[.)](?=[ \t])))*")
+# The newline of a line that a blank line (or the text's end) follows.
+_RUN_END = re.compile(r"\n[ \t]*(?=\n|\Z)")
+# A quote's line, found in the text with a newline before it: the match starts where
+# the line starts in the text.
+_QUOTE_LINE = re.compile(r"\n[ \t]*>")
 
 
 def _may_part(text: str) -> bool:
-    """Whether the document holds a pattern where the parsers part (see above)."""
+    """Whether the document holds a pattern where the parsers part (see above). Each
+    but the odd blank line lies in a run of non-blank lines that holds a `|` or a
+    quote's line: only those runs are read line by line."""
     if _ODD_SPACE.search(text) and _ODD_BLANK.search(text):
         return True
-    quote = _QUOTE.search(text) is not None
-    pipe = "|" in text
-    if not pipe and not (quote and _ORDERED.search(text)):
-        return False
-    after_quote = after_pipe = False  # in this run of lines, below a quote or a row
+    quote_lines = (match.start() for match in _QUOTE_LINE.finditer("\n" + text))
+    end = -1  # where the last run read ends
+    for mark in merge(_found(text, "|"), quote_lines):
+        if mark > end:
+            start, end = _run(text, mark)
+            if _run_may_part(text[start:end].split("\n")):
+                return True
+    return False
+
+
+def _found(text: str, character: str) -> Iterator[int]:
+    """Where `character` is in `text`, in order."""
+    position = text.find(character)
+    while position >= 0:
+        yield position
+        position = text.find(character, position + 1)
+
+
+def _run(text: str, position: int) -> Span:
+    """The run of non-blank lines around `position` (on a line that is not blank): from
+    the start of its first line to the end of its last, newline excluded."""
+    start = text.rfind("\n", 0, position) + 1
+    while start > 0:
+        above = text.rfind("\n", 0, start - 1) + 1
+        if not text[above : start - 1].strip(" \t"):
+            break
+        start = above
+    end = _RUN_END.search(text, position)
+    return start, len(text) if end is None else end.start()
+
+
+def _run_may_part(lines: list[str]) -> bool:
+    """`_may_part` in one run of non-blank lines. A line that starts with as many `>`
+    as any quote's line above it (counted there with the list markers between them)
+    continues every quote it may be in, so it is no lazy continuation line."""
+    quoted = 0  # the most `>` a quote's line above starts with
+    after_pipe = False  # below a row
     header = ""  # the line above, if it has a pipe
-    for line in text.split("\n"):
-        if not line.strip(" \t"):
-            after_quote = after_pipe = False
-            header = ""
-            continue
+    for line in lines:
         ordered = _ORDERED.match(line) is not None
-        if (after_quote and ("|" in line or ordered)) or (after_pipe and ordered):
+        if ordered and after_pipe:
+            return True
+        # A row or an ordered item that may be a lazy continuation line.
+        lazy = quoted and (ordered or "|" in line)
+        if lazy and line[: len(line) - len(line.lstrip(" \t>"))].count(">") < quoted:
             return True
         if header and _DELIMITER.match(line) and ("|" not in line or _ITEM.match(header)):
             return True
-        after_quote = after_quote or _QUOTE.match(line) is not None
+        prefix = _CONTAINER_MARKS.match(line) if _QUOTE.match(line) else None
+        if prefix:
+            quoted = max(quoted, prefix.group().count(">"))
         after_pipe = after_pipe or "|" in line
         header = line if "|" in line else ""
     return False
@@ -104,9 +148,10 @@ def _may_part(text: str) -> bool:
 _CODE = frozenset({"fence", "code_block"})
 # The token level at which `fast_blocks` leaves a document to markdown-it-py, below its
 # `maxNesting` (20); and a line start that could open that many containers (a level
-# takes at least one column; a tab is at most four).
+# takes at least one column; a tab is at most four), searched in the text with a
+# newline before it (a pattern that starts with a character is searched for fast).
 _DEEPEST = 16
-_DEEP_LINE = re.compile(r"^[ \t>*+\-0-9.)]{64}", re.MULTILINE)
+_DEEP_LINE = re.compile(r"\n[ \t>*+\-0-9.)]{64}")
 _CONTAINERS = frozenset({"blockquote", "bullet_list", "ordered_list"})
 _HEADINGS = frozenset({"heading", "lheading"})
 
@@ -150,22 +195,26 @@ def fast_blocks(text: str, starts: list[int]) -> list[Found] | None:
     line whose container markers and indentation could nest deeper than that
     (`_DEEP_LINE`), which markdown-it.rs is not even given: it recurses once per level,
     and some 25,000 levels overflow the stack of its thread."""
-    if _DEEP_LINE.search(text):
+    if _DEEP_LINE.search("\n" + text):
         return None
     first_line = _front_matter_stop(text, starts)
     found: list[Found] = [(_BLOCK, 0, first_line, "")] if first_line else []
     rest = text[starts[first_line] :] if first_line else text
     data = rest.encode("utf-8")
-    # Where each line of `rest` starts, in bytes; its first line is line `first_line`.
-    byte_starts = [0]
-    byte_starts.extend(match.end() for match in _NEWLINE.finditer(data))
+    # Where each line starts, as a byte offset of `rest` plus `shift`, from line
+    # `line_shift` of `text` on. In ASCII a byte is a code point: the lines' `starts`.
+    if len(data) == len(rest):
+        bounds, shift, line_shift = starts, starts[first_line], 0
+    else:
+        bounds, shift, line_shift = [0], 0, first_line
+        bounds.extend(match.end() for match in _NEWLINE.finditer(data))
 
     def lines(srcmap: tuple[int, int]) -> tuple[int, int]:
         """The lines `[first, stop)` that hold a node's bytes, as lines of `text`."""
         begin, end = srcmap
-        first = bisect_right(byte_starts, begin) - 1
-        stop = bisect_right(byte_starts, end - 1) if end > begin else first + 1
-        return first + first_line, stop + first_line
+        first = bisect_right(bounds, begin + shift) - 1
+        stop = bisect_right(bounds, end - 1 + shift) if end > begin else first + 1
+        return first + line_shift, stop + line_shift
 
     for node in _FAST.tree(rest).children:
         name = node.name
@@ -179,7 +228,7 @@ def fast_blocks(text: str, starts: list[int]) -> list[Found] | None:
             found.append((_HEADING, first, stop, title))
             continue
         found.append((_BLOCK, first, stop, ""))
-        if name not in _CONTAINERS:
+        if name not in _CONTAINERS or not _may_nest(text[starts[first] : starts[stop]]):
             continue
         # Depth first, in document order, each node with its token level in markdown-it-py.
         stack = [(inner, 1) for inner in reversed(node.children)]
@@ -192,7 +241,8 @@ def fast_blocks(text: str, starts: list[int]) -> list[Found] | None:
                 continue
             code_first, code_stop = lines(inner.srcmap)
             if inner.name == "fence":
-                closing = data[byte_starts[code_stop - 1 - first_line] : inner.srcmap[1]]
+                closing_start = bounds[code_stop - 1 - line_shift] - shift
+                closing = data[closing_start : inner.srcmap[1]]
                 marker = (inner.meta["marker"] * inner.meta["marker_len"]).encode()
                 closing = closing.lstrip(b" \t>")
                 if code_stop - code_first < 2 or closing.rstrip(b"`~ \t") or marker not in closing:
@@ -202,6 +252,30 @@ def fast_blocks(text: str, starts: list[int]) -> list[Found] | None:
 
 
 _NEWLINE = re.compile(b"\n")
+# A line that starts with twelve characters of container markers and indentation,
+# searched for as `_DEEP_LINE`.
+_NESTING_LINE = re.compile(r"\n[ \t>*+\-0-9.)]{12}")
+
+
+def _may_nest(lines: str) -> bool:
+    """Whether a list's or quote's lines may hold a code block, or a node at token level
+    `_DEEPEST`; if not, `fast_blocks` need not walk its nested nodes.
+
+    A fence opens with three backticks or tildes in a row. An indented code block needs
+    four columns of indentation past its container's content column: its line holds a
+    tab or four spaces in a row. Below a list or quote, a node is at most four levels
+    deeper than the innermost container above it (a table's cell's text), so level 16
+    takes twelve containers (a list counts two: the list and its item), all of them open
+    on the line where that node starts. That line starts with a `>` for each quote and,
+    for each list, its item's marker and a space or two columns of indentation: where
+    it holds no tab, with twelve characters at least."""
+    return (
+        "```" in lines
+        or "~~~" in lines
+        or "\t" in lines
+        or "    " in lines
+        or _NESTING_LINE.search("\n" + lines) is not None
+    )
 
 
 def _front_matter_stop(text: str, starts: list[int]) -> int:
@@ -259,7 +333,7 @@ class MarkdownSection:
         included), like grammar v1's paragraphs; found with the section."""
         return list(self.blocks)
 
-    def split(self, text: str, unit: Span, size: int, measure: Unit) -> list[Span]:
+    def split(self, text: str, unit: Span, size: int, measure: Unit) -> list[Piece]:
         """A block larger than the size, cut between lines (`split_block`), never inside
         a code block nested in it that fits in the size."""
         code = self.nested_code
@@ -287,7 +361,7 @@ def sections_of(text: str, starts: list[int], found: Iterable[Found]) -> list[Ma
 
     def is_blank(line: int) -> bool:
         begin = at[line]
-        return begin == length or text[begin : at[line + 1]].isspace()
+        return begin == length or (text[begin].isspace() and text[begin : at[line + 1]].isspace())
 
     result: list[MarkdownSection] = []
     # The open section: its heading's start, title and body's start, and its blocks.
@@ -309,6 +383,8 @@ def sections_of(text: str, starts: list[int], found: Iterable[Found]) -> list[Ma
 
     def add_lines(first: int, stop: int) -> None:
         """Lines no token covers (link reference definitions): runs of non-blank lines."""
+        if stop <= first or text[at[first] : at[stop]].isspace():
+            return
         run = first
         for line in range(first, stop):
             if is_blank(line):
@@ -344,8 +420,9 @@ def sections_of(text: str, starts: list[int], found: Iterable[Found]) -> list[Ma
 
 def split_block(
     text: str, block: Span, size: int, unit: Unit, keep: Sequence[Span] = ()
-) -> list[Span]:
-    """A block in pieces of at most `size`, cut between lines where one can be.
+) -> list[Piece]:
+    """A block in pieces of at most `size`, cut between lines where one can be, each
+    group of lines with its measure (a window of a line without).
 
     Neighbouring lines are grouped greedily; a line larger than `size` on its own is cut
     by the unit (`Unit.cut`). Each span of `keep` (whole lines, in order: code nested in
@@ -369,23 +446,26 @@ def split_block(
         lines.append((line_start, line_end))
         line_start = line_end
     measures = unit.measure_units(text, lines)
-    if _measure_lines(text, lines, measures, unit, 0, len(lines)) <= size:
-        return [block]
+    whole_measure = _measure_lines(text, lines, measures, unit, 0, len(lines))
+    if whole_measure <= size:
+        return [(block, whole_measure)]
     costs = measures.costs
-    pieces: list[Span] = []
+    pieces: list[Piece] = []
     first = 0
     while first < len(lines):
         if costs[first] > size:
-            pieces.extend(unit.cut(text, *lines[first], size))
+            pieces.extend((window, None) for window in unit.cut(text, *lines[first], size))
             first += 1
             continue
         stop, total = first, 0
         while stop < len(lines) and total + costs[stop] <= size:
             total += costs[stop]
             stop += 1
-        while stop - first > 1 and _measure_lines(text, lines, measures, unit, first, stop) > size:
+        measure = _measure_lines(text, lines, measures, unit, first, stop)
+        while stop - first > 1 and measure > size:
             stop -= 1
-        pieces.append((lines[first][0], lines[stop - 1][1]))
+            measure = _measure_lines(text, lines, measures, unit, first, stop)
+        pieces.append(((lines[first][0], lines[stop - 1][1]), measure))
         first = stop
     return pieces
 

@@ -45,9 +45,12 @@ class Unit(Protocol):
     def measure_span(self, text: str, start: int, end: int) -> int:
         """`measure(text[start:end])`, without the copy where the unit can."""
 
-    def measure_units(self, text: str, units: Sequence[Span]) -> Measures:
+    def measure_units(
+        self, text: str, units: Sequence[Span], known: Sequence[int | None] = ()
+    ) -> Measures:
         """The measures of units in order that do not overlap, with which to measure any
-        run of them (`Measures.run`) without measuring its text again."""
+        run of them (`Measures.run`) without measuring its text again; `known`, if
+        given, holds each unit's measure where it was taken already (None: not)."""
 
     def cut(self, text: str, start: int, end: int, size: int, overlap: int = 0) -> Iterable[Span]:
         """Windows of `text[start:end]`, each measuring at most `size` on its own.

@@ -19,6 +19,8 @@ _NON_SPACE = re.compile(r"\S")  # `\s` is exactly `str.isspace`
 _HEADING = re.compile(r"^#{1,6} (.+)(?:\n|$)", re.MULTILINE)
 
 Span = tuple[int, int]
+# A piece of a unit (`GrammarSection.split`), with its measure where the grammar took it.
+Piece = tuple[Span, int | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,9 +38,9 @@ class Section:
         """The paragraphs of the body."""
         return section_paragraphs(text, self)
 
-    def split(self, text: str, unit: Span, size: int, measure: object) -> list[Span]:
+    def split(self, text: str, unit: Span, size: int, measure: object) -> list[Piece]:
         """A paragraph larger than the size stands alone, whole: the size is a target."""
-        return [unit]
+        return [(unit, None)]
 
 
 def require_heading(text: str) -> None:

@@ -29,17 +29,22 @@ class HeadingAware:
 
 def _cut(
     text: str, section: GrammarSection, size: int, unit: Unit, units: list[Span], costs: list[int]
-) -> list[Span]:
+) -> tuple[list[Span], list[int | None]]:
     """The units (measuring `costs`), each larger than the size replaced by the pieces
-    the grammar cuts it in (those not blank)."""
+    the grammar cuts it in (those not blank); and the measure of each where known."""
     kept: list[Span] = []
+    known: list[int | None] = []
     for (start, end), cost in zip(units, costs, strict=True):
         pieces = section.split(text, (start, end), size, unit) if cost > size else []
         if len(pieces) > 1:
-            kept.extend((a, b) for a, b in pieces if not text[a:b].isspace())
+            for (a, b), measure in pieces:
+                if not text[a:b].isspace():
+                    kept.append((a, b))
+                    known.append(measure)
         else:
             kept.append((start, end))
-    return kept
+            known.append(cost)
+    return kept, known
 
 
 class _Packer:
@@ -58,8 +63,8 @@ class _Packer:
         units = section.units(text)
         measures = unit.measure_units(text, units)
         if any(cost > size for cost in measures.costs):
-            units = _cut(text, section, size, unit, units, measures.costs)
-            measures = unit.measure_units(text, units)
+            units, known = _cut(text, section, size, unit, units, measures.costs)
+            measures = unit.measure_units(text, units, known)
         self.starts = [start for start, _ in units]
         self.ends = [end for _, end in units]
         self.costs, self.gaps, self.measures = measures.costs, measures.gaps, measures
