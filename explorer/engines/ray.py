@@ -19,6 +19,7 @@ Its memory is bounded by the shards in flight, whatever the size of the document
 
 from __future__ import annotations
 
+import atexit
 import gc
 import importlib
 import logging
@@ -312,6 +313,10 @@ def start_ray(address: str | None) -> Any:
         raise ExplorerError(
             ErrorCode.ENGINE_UNAVAILABLE, f"cannot join the Ray cluster at {address!r}: {error}"
         ) from None
+    # Left at exit before Ray's own exit hook, which would first wait half a second for
+    # the workers' log lines (it then finds Ray already left); `log_to_driver=False`
+    # prints none.
+    atexit.register(ray.shutdown)
     return ray
 
 
