@@ -321,14 +321,22 @@ def test_the_spool_folder_is_removed_after_success_and_refusals(
     real_add = IndexFold.add
 
     def add(fold: IndexFold, shard: ShardPieces) -> None:
-        spools.append(os.listdir(fold.folder))
         real_add(fold, shard)
+        spools.append(os.listdir(fold.folder))
 
     monkeypatch.setattr(IndexFold, "add", add)
     out = tmp_path / "index.json"
     args = ("index", MARKDOWN_DOCS, "--policy", "paragraph", "--engine", "ray")
     assert run_cli(*args, "--out", out).code == 0 and out.stat().st_size > 0
     assert any(name.endswith("-1") for names in spools for name in names)  # written by workers
+    assert os.listdir(temporary) == []
+    spools.clear()
+    folder = ROOT / "fixtures" / "markdown-docs"
+    evaluated = run_cli("evaluate", folder / "manifest.json", "--questions",
+                        folder / "questions.json", "--engine", "ray", "--policy", "paragraph",
+                        "--policy", "heading-aware")  # fmt: skip
+    assert evaluated.code == 0, evaluated.err
+    assert spools and all(name.endswith("-0") for names in spools for name in names)  # hashed
     assert os.listdir(temporary) == []
     refused = run_cli(*args, "--max-chunks", "3")
     assert refused.code == 2 and "error: too_many_chunks: " in refused.err
@@ -344,7 +352,7 @@ def test_the_spool_folder_is_removed_after_success_and_refusals(
     with pytest.raises(ExplorerError) as too_large:
         ray_write_index(run, make_config("paragraph"), False, print, io.BytesIO().write)
     assert too_large.value.code is ErrorCode.DOCUMENT_TOO_LARGE
-    assert len(spools) == 2  # refused at the second shard, the next ones in flight
+    assert len(spools) == 1  # refused in the second shard, the next ones in flight
     assert os.listdir(temporary) == []
 
 

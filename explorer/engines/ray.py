@@ -395,12 +395,14 @@ def _pieces_of(path: Path) -> Iterator[bytes]:
 class IndexFold:
     """Shards in `source_id` order folded into each column's index: their bytes in the
     spool `folder` (the driver writes there those a worker returned), each column's
-    `index_id` hashed over its chunks as the shards arrive."""
+    `index_id` hashed over its chunks as the shards arrive. The chunks stay in the
+    spool for an index file (`write`); without one, each shard's go once hashed."""
 
     configs: Sequence[ChunkConfig]
     limits: Limits
     max_total_bytes: int
     folder: Path
+    keep_chunks: bool = True
     hashes: list[Any] = field(init=False)
     counts: list[int] = field(init=False)
     refusals: list[tuple[ErrorCode, str] | None] = field(init=False)
@@ -428,13 +430,15 @@ class IndexFold:
         if self.documents > documents:
             self.parts[0].append(shard.number)
         for column, update in enumerate(hash_.update for hash_ in self.hashes):
-            if self.refusals[column] is not None or self.counts[column] == before[column]:
-                continue
-            if before[column]:
-                update(b",")
-            for data in _pieces_of(spool_part(self.folder, shard.number, column + 1)):
-                update(data.replace(b"\n", b""))
-            self.parts[column + 1].append(shard.number)
+            chunks = spool_part(self.folder, shard.number, column + 1)
+            if self.refusals[column] is None and self.counts[column] > before[column]:
+                if before[column]:
+                    update(b",")
+                for data in _pieces_of(chunks):
+                    update(data.replace(b"\n", b""))
+                self.parts[column + 1].append(shard.number)
+            if not self.keep_chunks:
+                chunks.unlink(missing_ok=True)
 
     def _count(self, piece: DocumentPiece) -> None:
         self.statuses += 1
@@ -707,7 +711,7 @@ def ray_evaluate(
     chars = [0 for _ in configs]
     materials = []
     try:
-        fold = IndexFold(configs, run.limits, run.max_total_bytes, folder)
+        fold = IndexFold(configs, run.limits, run.max_total_bytes, folder, keep_chunks=False)
         numbered = shards(run.manifest, run.shard_documents)
         with closing(_in_order(run, submit, numbered)) as arriving:
             for shard, refs, result in arriving:
