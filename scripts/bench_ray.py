@@ -1,15 +1,17 @@
 """Throughput of `index --engine local` against `--engine ray` on one corpus, the runs
 interleaved (local, ray, local, ray…) so both see the same load on a shared machine:
 each run is the command a person types, timed end to end (Ray's start included), with
-its driver's peak RSS (VmHWM, polled), and the two engines' outputs compared byte for byte.
+its driver's peak RSS (VmHWM, polled) and the machine's 1-minute load average as it
+started, and the two engines' outputs compared byte for byte. The local engine runs in
+one process (`--workers 1` where `index` has that option).
 
     python scripts/make_corpus.py /tmp/corpus --size-gb 0.3
     python scripts/bench_ray.py /tmp/corpus/manifest.json --runs 3 [--address HOST:PORT]
 
 Both paths: the fast one (grammar v1, heading-aware 220 characters, the seed's
-configuration) and the markdown grammar's (heading-aware 1200 characters). With
-`--address`, the ray runs join that running cluster (`ray start --head`) instead of
-starting one each.
+configuration) and the markdown grammar's (heading-aware 1200 characters); `--path`
+times one of them. With `--address`, the ray runs join that running cluster (`ray start
+--head`) instead of starting one each.
 """
 
 from __future__ import annotations
@@ -47,14 +49,28 @@ def _peak_rss(pid: int) -> int:
     return 0
 
 
+def _one_process() -> list[str]:
+    """What makes the local engine one process: `--workers 1` where `index` has it."""
+    command = [sys.executable, "-m", "explorer", "index", "--help"]
+    listed = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True)
+    return ["--workers", "1"] if "--workers" in listed.stdout else []
+
+
 def run(
-    manifest: Path, engine: str, out: Path, policy: list[str], address: str | None
+    manifest: Path,
+    engine: str,
+    out: Path,
+    policy: list[str],
+    address: str | None,
+    one_process: list[str],
 ) -> tuple[float, int]:
     """Seconds and the driver's peak RSS of one `index` run."""
     command = [sys.executable, "-m", "explorer", "index", str(manifest), *policy, *LIMITS]
     command += ["--engine", engine, "--out", str(out)]
     if engine == "ray" and address:
         command += ["--address", address]
+    if engine == "local":
+        command += one_process
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE, env=ENVIRONMENT)
     peak = 0
@@ -82,26 +98,35 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--scratch", type=Path, default=Path("/tmp"))
     parser.add_argument("--address", help="a running Ray cluster to join (ray start --head)")
+    parser.add_argument("--path", choices=["fast", "markdown"], help="time this path only")
     args = parser.parse_args()
+    one_process = _one_process()
     entries = json.loads(args.manifest.read_text("utf-8"))["documents"]
     size = sum(os.path.getsize(args.manifest.parent / e["path"]) for e in entries)
     where = args.address or "a new cluster per run"
     print(f"corpus: {len(entries):,} documents, {size / 1e6:,.1f} MB; ray at {where}")
+    print(f"local: index … --engine local {' '.join(one_process)}".rstrip())
     for path, policy in PATHS.items():
-        compare(args, size, path, policy)
+        if args.path is None or path.startswith(args.path):
+            compare(args, size, path, policy, one_process)
 
 
-def compare(args: argparse.Namespace, size: int, path: str, policy: list[str]) -> None:
+def compare(
+    args: argparse.Namespace, size: int, path: str, policy: list[str], one_process: list[str]
+) -> None:
     outs = {engine: args.scratch / f"bench-{engine}.json" for engine in ("local", "ray")}
     timings: dict[str, list[tuple[float, int]]] = {"local": [], "ray": []}
     print(f"\n## {path}: index {' '.join(policy)}")
     for number in range(args.runs):
         for engine in ("local", "ray"):
-            seconds, peak = run(args.manifest, engine, outs[engine], policy, args.address)
+            load = os.getloadavg()[0]
+            seconds, peak = run(
+                args.manifest, engine, outs[engine], policy, args.address, one_process
+            )
             timings[engine].append((seconds, peak))
             print(
-                f"run {number + 1} {engine:>5}: {seconds:7.1f} s  {size / seconds / 1e6:6.2f} MB/s"
-                f"  driver peak RSS {peak / 2**20:6.0f} MiB",
+                f"run {number + 1} {engine:>5}: {seconds:7.2f} s  {size / seconds / 1e6:6.2f} MB/s"
+                f"  driver peak RSS {peak / 2**20:6.0f} MiB  load {load:.2f}",
                 flush=True,
             )
     same = _sha(outs["local"]) == _sha(outs["ray"])
@@ -111,7 +136,7 @@ def compare(args: argparse.Namespace, size: int, path: str, policy: list[str]) -
     for engine in ("local", "ray"):
         peak = max(p for _, p in timings[engine])
         print(
-            f"best of {args.runs} {engine:>5}: {best[engine]:7.1f} s  "
+            f"best of {args.runs} {engine:>5}: {best[engine]:7.2f} s  "
             f"{size / best[engine] / 1e6:6.2f} MB/s  driver peak RSS {peak / 2**20:.0f} MiB"
         )
     print(f"ray / local throughput: {best['local'] / best['ray']:.2f}x")

@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,12 +23,15 @@ from hypothesis import strategies as st
 from explorer.chunking.index import chunk_id_prefix, chunk_stream, write_index
 from explorer.chunking.policies import make_config
 from explorer.engines.ray import (
-    ColumnPiece,
     DocumentPiece,
     IndexFold,
     RayRun,
+    ShardPieces,
+    index_shard,
     ray_evaluate,
     ray_write_index,
+    shards,
+    spool_part,
     start_ray,
 )
 from explorer.errors import ErrorCode, ExplorerError
@@ -253,24 +257,103 @@ def test_evaluate_refuses_as_one_process_does(tmp_path: Path) -> None:
 
 def lost_piece(position: int, source_id: str) -> DocumentPiece:
     status = DocumentStatus(source_id, f"{source_id}.md", ErrorCode.WORKER_LOST, "worker died")
-    return DocumentPiece(position, status, 0, b"", ())
+    return DocumentPiece(position, status, 0, ())
 
 
 def test_documents_of_a_lost_worker_are_named_one_by_one(tmp_path: Path) -> None:
     """A shard whose retries ran out: its documents are reported, each by name, and the
     run is refused unless --skip-failed."""
     config = make_config("paragraph")
-    column = ColumnPiece(b"", 0, None)
-    loaded = DocumentPiece(0, DocumentStatus("a", "a.md", "ok", ""), 5, b'{"x":1}', (column,))
-    pieces = [loaded, lost_piece(2, "c"), lost_piece(1, "b")]
-    fold = IndexFold((config,), DEFAULT_LIMITS, 100, tmp_path)
-    fold.fold(iter(pieces))
+    first = shards(parse_manifest(MANIFEST.read_bytes()), 1)[0]
+    loaded = index_shard(*first, reader(MANIFEST), config, 10**6, DEFAULT_LIMITS, str(tmp_path))
+    fold = IndexFold((config,), DEFAULT_LIMITS, 10**6, tmp_path)
+    fold.add(loaded)
+    fold.add(ShardPieces(1, [lost_piece(2, "c"), lost_piece(1, "b")], ()))
     notes: list[str] = []
     with pytest.raises(ExplorerError) as refused:
         fold.check_loaded(False, notes.append, "chunk")
     assert refused.value.code is ErrorCode.WORKER_LOST
     assert "2 of 3 documents" in refused.value.detail
     assert notes == ["error: worker_lost: b: worker died", "error: worker_lost: c: worker died"]
+
+
+def test_shards_spooled_by_workers_or_returned_fold_into_the_same_file(tmp_path: Path) -> None:
+    """A worker that reaches the spool folder writes its shard's bytes there and returns
+    none; one that does not (another machine) returns them, and the driver writes them
+    there: either way, and mixed, the file and `index_id` are one process's."""
+    config = make_config("heading-aware", 220)
+    manifest = parse_manifest(MARKDOWN_DOCS.read_bytes())
+    local = io.BytesIO()
+    load = load_documents(manifest, reader(MARKDOWN_DOCS))
+    summary = write_index(load.documents, config, local.write)
+    spool, elsewhere = tmp_path / "spool", str(tmp_path / "not-on-this-machine")
+    spool.mkdir()
+    fold = IndexFold((config,), DEFAULT_LIMITS, DEFAULT_MAX_TOTAL_BYTES, spool)
+    numbered = shards(manifest, 3)
+    assert len(numbered) > 4
+    for number, entries in numbered:
+        folder = str(spool) if number % 2 else elsewhere
+        args = (reader(MARKDOWN_DOCS), config, DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_LIMITS)
+        shard = index_shard(number, entries, *args, folder)
+        if number % 2:
+            assert shard.returned == () and spool_part(spool, number, 1).stat().st_size > 0
+        else:
+            assert len(shard.returned) == 2 and b'"chunk_id"' in shard.returned[1]
+            assert not spool_part(spool, number, 0).exists()
+        fold.add(shard)
+    fold.check_loaded(False, print, "chunk")
+    ray = io.BytesIO()
+    assert fold.write(ray.write) == summary
+    assert ray.getvalue() == local.getvalue()
+    assert not Path(elsewhere).exists()
+
+
+def test_the_spool_folder_is_removed_after_success_and_refusals(
+    ray_cluster: Any, make_manifest: ManifestBuilder, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The spool is made in the temporary folder (TMPDIR) and removed on every exit: a
+    written index, a refusal after every shard is in, and one while shards are still in
+    flight (their tasks cancelled before the folder goes)."""
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+    spools: list[list[str]] = []
+    real_add = IndexFold.add
+
+    def add(fold: IndexFold, shard: ShardPieces) -> None:
+        real_add(fold, shard)
+        spools.append(os.listdir(fold.folder))
+
+    monkeypatch.setattr(IndexFold, "add", add)
+    out = tmp_path / "index.json"
+    args = ("index", MARKDOWN_DOCS, "--policy", "paragraph", "--engine", "ray")
+    assert run_cli(*args, "--out", out).code == 0 and out.stat().st_size > 0
+    assert any(name.endswith("-1") for names in spools for name in names)  # written by workers
+    assert os.listdir(temporary) == []
+    spools.clear()
+    folder = ROOT / "fixtures" / "markdown-docs"
+    evaluated = run_cli("evaluate", folder / "manifest.json", "--questions",
+                        folder / "questions.json", "--engine", "ray", "--policy", "paragraph",
+                        "--policy", "heading-aware")  # fmt: skip
+    assert evaluated.code == 0, evaluated.err
+    assert spools and all(name.endswith("-0") for names in spools for name in names)  # hashed
+    assert os.listdir(temporary) == []
+    refused = run_cli(*args, "--max-chunks", "3")
+    assert refused.code == 2 and "error: too_many_chunks: " in refused.err
+    assert os.listdir(temporary) == []
+    failing = run_cli("index", failing_manifest(make_manifest), "--policy", "paragraph",
+                      "--engine", "ray")  # fmt: skip
+    assert failing.code == 2 and "error: source_not_found: " in failing.err
+    assert os.listdir(temporary) == []
+    manifest = many_documents(tmp_path, 60)
+    spools.clear()
+    run = RayRun(ray_cluster, parse_manifest(manifest.read_bytes()), reader(manifest),
+                 DEFAULT_MAX_DOCUMENT_BYTES, 20_000, shard_documents=1)  # fmt: skip
+    with pytest.raises(ExplorerError) as too_large:
+        ray_write_index(run, make_config("paragraph"), False, print, io.BytesIO().write)
+    assert too_large.value.code is ErrorCode.DOCUMENT_TOO_LARGE
+    assert len(spools) == 1  # refused in the second shard, the next ones in flight
+    assert os.listdir(temporary) == []
 
 
 def many_documents(folder: Path, count: int) -> Path:

@@ -4,17 +4,22 @@ and, for `evaluate`, exactly its figures.
 
 The work per document is the core's (`load_one`, `chunk_stream`, `place_question`,
 `bm25_scores`); a task runs it over a shard of consecutive documents in `source_id`
-order and returns each document's status and its canonical JSON, already encoded, so
-the driver only hashes, spools and copies bytes. Shards come back in order, a few in
-flight, and the driver spools the documents and chunks to temporary files (an index
-file holds the documents first, its `index_id` hashes the chunks first), so its memory
-is bounded by the shards in flight, whatever the size of the documents.
+order. The heavy bytes stay with the workers: a task writes its shard's part of the
+file (its documents' canonical JSON, and its chunks' under each column's config) to the
+run's spool folder, and returns only each document's status and chunk counts; a worker
+that cannot reach the folder (another machine, no shared storage) returns the bytes
+instead, and the driver writes them there. The driver folds the shards in order as they
+complete: it reads each shard's chunks once to hash them into the `index_id` (SHA-256
+does not fold, so one stream must pass through one hash, chunks first), then, once
+every document is in, writes the file from the spool, hashing the documents on the way.
+Its memory is bounded by the shards in flight, whatever the size of the documents.
 
 `ray` is imported only here, and only when a run asks for it (requirements-ray.txt).
 """
 
 from __future__ import annotations
 
+import atexit
 import gc
 import importlib
 import logging
@@ -23,13 +28,14 @@ import shutil
 import socket
 import tempfile
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from functools import cache
 from hashlib import sha256
 from itertools import islice
 from pathlib import Path
-from typing import IO, Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -98,48 +104,75 @@ SHARD_DOCUMENTS = 32
 # How often Ray runs a task again after its worker died, before the shard's documents
 # are reported as `worker_lost`.
 MAX_RETRIES = 3
+# How long a run that stops early waits for its cancelled tasks, so that none writes to
+# the spool folder after it is removed.
+CANCEL_SECONDS = 30
 _COPY_PIECE = 1024 * 1024
 
 Entry = tuple[int, ManifestDocument]  # a manifest entry and its position in the manifest
+Numbered = tuple[int, list[Entry]]  # a shard and its number, which names its spool files
 Item = TypeVar("Item")
 
 
 class ColumnPiece(NamedTuple):
-    """One document's chunks under one column's config: their canonical JSON joined as
-    the index file joins them (`",\\n"`), how many, and a refusal of the whole run
-    (`too_many_chunks`) as (code, detail). One bytes object per document, so the driver
-    unpacks, hashes and writes it whole rather than chunk by chunk; canonical JSON holds
-    no newline (`json_has_no_newline` in tests), so the `index_id`'s `","` joins are the
-    same bytes without their newlines."""
+    """One document's chunks under one column's config, as a worker reports them: how
+    many, and a refusal of the whole run (`too_many_chunks`) as (code, detail). Their
+    canonical JSON goes to the shard's spool file."""
 
-    joined: bytes
     chunk_count: int
     refusal: tuple[ErrorCode, str] | None
 
 
 class DocumentPiece(NamedTuple):
-    """One document as a worker returns it: its status, the bytes read, its canonical
-    JSON (empty when it did not load) and its chunks under each column's config."""
+    """One document as a worker reports it: its status, the bytes read, and its chunks
+    under each column's config (none when it did not load)."""
 
     position: int
     status: DocumentStatus
     read: int
-    document: bytes
     columns: tuple[ColumnPiece, ...]
+
+
+class ShardPieces(NamedTuple):
+    """A shard's documents as a task returns them. Their bytes are the shard's parts of
+    the index file: its loaded documents' canonical JSON, then its chunks' under each
+    column, each part joined by `",\\n"` as the file joins them (canonical JSON holds no
+    newline, `json_has_no_newline` in tests, so the `index_id`'s `","` joins are the same
+    bytes without their newlines). A worker writes them to the spool folder; one that
+    cannot reach it returns them here (`returned`), for the driver to write there."""
+
+    number: int
+    pieces: list[DocumentPiece]
+    returned: tuple[bytes, ...]
+
+
+class Loaded(NamedTuple):
+    """One document of a shard as a task has it: its piece, its record (None if it did
+    not load), and per config its chunk records and their canonical JSON."""
+
+    piece: DocumentPiece
+    record: DocumentRecord | None
+    chunks: list[list[ChunkRecord]]
+    encoded: list[list[bytes]]
+
+
+def spool_part(folder: str | Path, shard: int, part: int) -> Path:
+    """Where a shard's part lies in the spool: 0 its documents, then each column's chunks."""
+    return Path(folder) / f"{shard:06d}-{part}"
 
 
 def _chunked(
     record: DocumentRecord, config: ChunkConfig, id_prefix: bytes, limits: Limits
-) -> tuple[ColumnPiece, list[ChunkRecord]]:
-    """A loaded document's chunks under one config, as a piece and as records."""
+) -> tuple[ColumnPiece, list[ChunkRecord], list[bytes]]:
+    """A loaded document's chunks under one config: its piece, records and JSON."""
     records, parts = [], []
     try:
         for chunk, encoded in chunk_stream(record, config, id_prefix, limits):
             records.append(chunk)
             parts.append(encoded)
     except ExplorerError as error:
-        return ColumnPiece(b"", 0, (error.code, error.detail)), []
-    return ColumnPiece(b",\n".join(parts), len(parts), None), records
+        return ColumnPiece(0, (error.code, error.detail)), [], []
+    return ColumnPiece(len(parts), None), records, parts
 
 
 @cache
@@ -159,9 +192,8 @@ def load_shard(
     max_bytes: int,
     limits: Limits,
     grammar: Grammar,
-) -> Iterator[tuple[DocumentPiece, DocumentRecord | None, list[list[ChunkRecord]]]]:
-    """Each document of a shard loaded on its own and chunked under every config: its
-    piece, its record (None if it did not load), and its chunk records per config. On
+) -> Iterator[Loaded]:
+    """Each document of a shard loaded on its own and chunked under every config. On
     Ray a document loads under one `grammar` for every column (`loading_grammar`): one
     that grammar does not read fails to load, as `--skip-failed` can leave out."""
     _out_of_the_collectors_way()
@@ -175,52 +207,83 @@ def load_shard(
                 status = DocumentStatus(entry["source_id"], entry["path"], error.code, error.detail)
                 record = None
         if record is None:
-            yield DocumentPiece(position, status, read, b"", ()), None, []
+            yield Loaded(DocumentPiece(position, status, read, ()), None, [], [])
             continue
         chunked = [
             _chunked(record, config, prefix, limits)
             for config, prefix in zip(configs, prefixes, strict=True)
         ]
-        piece = DocumentPiece(
-            position, status, read, canonical_bytes(record), tuple(c for c, _ in chunked)
-        )
-        yield piece, record, [records for _, records in chunked]
+        piece = DocumentPiece(position, status, read, tuple(c for c, _, _ in chunked))
+        yield Loaded(piece, record, [r for _, r, _ in chunked], [e for _, _, e in chunked])
+
+
+def spooled(folder: str, number: int, loaded: Iterable[Loaded], columns: int) -> ShardPieces:
+    """A shard's pieces, its bytes written to the spool folder where this worker reaches
+    it (this machine, or storage shared at the same path on every machine), else
+    returned to the driver. A document's record is only canonical JSON by now."""
+    pieces: list[DocumentPiece] = []
+    parts: list[list[bytes]] = [[] for _ in range(columns + 1)]
+    for item in loaded:
+        pieces.append(item.piece)
+        if item.record is not None:
+            parts[0].append(canonical_bytes(item.record))
+            for part, encoded in zip(parts[1:], item.encoded, strict=True):
+                part.extend(encoded)
+    joined = [b",\n".join(part) for part in parts]
+    if os.path.isdir(folder):
+        try:
+            _write_parts(folder, number, joined)
+        except OSError:
+            return ShardPieces(number, pieces, tuple(joined))
+        return ShardPieces(number, pieces, ())
+    return ShardPieces(number, pieces, tuple(joined))
+
+
+def _write_parts(folder: str | Path, number: int, parts: Sequence[bytes]) -> None:
+    for part, data in enumerate(parts):
+        if data:
+            spool_part(folder, number, part).write_bytes(data)
 
 
 def index_shard(
+    number: int,
     entries: Sequence[Entry],
     reader: SourceReader,
     config: ChunkConfig,
     max_bytes: int,
     limits: Limits,
-) -> list[DocumentPiece]:
-    """What an `index` task does: a shard's documents loaded and chunked."""
+    folder: str,
+) -> ShardPieces:
+    """What an `index` task does: a shard's documents loaded and chunked, their bytes
+    spooled."""
     grammar = loading_grammar((config,))
-    return [p for p, _, _ in load_shard(entries, reader, (config,), max_bytes, limits, grammar)]
+    loaded = load_shard(entries, reader, (config,), max_bytes, limits, grammar)
+    return spooled(folder, number, loaded, 1)
 
 
-def shards(manifest: Manifest, size: int = SHARD_DOCUMENTS) -> list[list[Entry]]:
-    """The manifest's entries in `source_id` order (an index's), cut into shards."""
+def shards(manifest: Manifest, size: int = SHARD_DOCUMENTS) -> list[Numbered]:
+    """The manifest's entries in `source_id` order (an index's), cut into numbered shards."""
     ordered = sorted(enumerate(manifest.documents), key=lambda e: e[1]["source_id"])
-    return [ordered[start : start + size] for start in range(0, len(ordered), size)]
+    return list(enumerate(ordered[start : start + size] for start in range(0, len(ordered), size)))
 
 
-def _lost(shard: Sequence[Entry], error: Exception) -> list[DocumentPiece]:
+def _lost(shard: Numbered, error: Exception) -> ShardPieces:
     """A shard whose task failed for good: each of its documents as `worker_lost`."""
     detail = (
         f"the Ray worker processing it failed ({type(error).__name__}), "
         f"also after {MAX_RETRIES} retries"
     )
-    return [
+    number, entries = shard
+    pieces = [
         DocumentPiece(
             position,
             DocumentStatus(entry["source_id"], entry["path"], ErrorCode.WORKER_LOST, detail),
             0,
-            b"",
             (),
         )
-        for position, entry in shard
+        for position, entry in entries
     ]
+    return ShardPieces(number, pieces, ())
 
 
 def start_ray(address: str | None) -> Any:
@@ -250,6 +313,10 @@ def start_ray(address: str | None) -> Any:
         raise ExplorerError(
             ErrorCode.ENGINE_UNAVAILABLE, f"cannot join the Ray cluster at {address!r}: {error}"
         ) from None
+    # Left at exit before Ray's own exit hook, which would first wait half a second for
+    # the workers' log lines (it then finds Ray already left); `log_to_driver=False`
+    # prints none.
+    atexit.register(ray.shutdown)
     return ray
 
 
@@ -286,51 +353,61 @@ class RayRun:
 
 def _in_order(
     run: RayRun, submit: Callable[[Item], Any], items: Iterable[Item]
-) -> Iterator[tuple[Item, Any, Any]]:
+) -> Generator[tuple[Item, Any, Any]]:
     """Each item's task submitted, and each item with its refs and its (first) result,
     or the `RayError` that ended its task for good, in the items' order, a few in flight
-    (twice the cluster's CPUs), so the driver never holds many results."""
+    (twice the cluster's CPUs), so the driver never holds many results. Closed early
+    (a refusal), it cancels the tasks still in flight and waits for them to stop, so
+    that none writes to a spool folder about to be removed."""
     ray = run.ray
     window = 2 * max(1, int(ray.cluster_resources().get("CPU", 1)))
     left = iter(items)
     pending = deque((item, submit(item)) for item in islice(left, window))
-    while pending:
-        item, refs = pending.popleft()
-        try:
-            result = ray.get(refs[0] if isinstance(refs, list) else refs)
-        except ray.exceptions.RayError as error:
-            result = error
-        pending.extend((later, submit(later)) for later in islice(left, 1))
-        yield item, refs, result
+    try:
+        while pending:
+            item, refs = pending[0]
+            try:
+                result = ray.get(_first(refs))
+            except ray.exceptions.RayError as error:
+                result = error
+            pending.popleft()
+            pending.extend((later, submit(later)) for later in islice(left, 1))
+            yield item, refs, result
+    finally:
+        if pending:
+            refs = [_first(refs) for _, refs in pending]
+            for ref in refs:
+                ray.cancel(ref)
+            ray.wait(refs, num_returns=len(refs), timeout=CANCEL_SECONDS)
 
 
-def index_pieces(run: RayRun, config: ChunkConfig) -> Iterator[DocumentPiece]:
-    """Every document's piece in `source_id` order, from `index_shard` tasks."""
-    ray = run.ray
-    task = ray.remote(max_retries=MAX_RETRIES)(index_shard)
-    reader, config_ref = ray.put(run.reader), ray.put(config)
+def _first(refs: Any) -> Any:
+    return refs[0] if isinstance(refs, list) else refs
 
-    def submit(shard: list[Entry]) -> Any:
-        return task.remote(shard, reader, config_ref, run.max_bytes, run.limits)
 
-    for shard, _, result in _in_order(run, submit, shards(run.manifest, run.shard_documents)):
-        yield from _lost(shard, result) if isinstance(result, Exception) else result
+def _pieces_of(path: Path) -> Iterator[bytes]:
+    with path.open("rb") as handle:
+        while piece := handle.read(_COPY_PIECE):
+            yield piece
 
 
 @dataclass
 class IndexFold:
-    """Pieces in `source_id` order folded into each column's index: the documents
-    spooled to a file in `folder` (and the chunks too when `spool_chunks`, for an
-    index file), each `index_id` hashed as the chunks arrive."""
+    """Shards in `source_id` order folded into each column's index: their bytes in the
+    spool `folder` (the driver writes there those a worker returned), each column's
+    `index_id` hashed over its chunks as the shards arrive. The chunks stay in the
+    spool for an index file (`write`); without one, each shard's go once hashed."""
 
     configs: Sequence[ChunkConfig]
     limits: Limits
     max_total_bytes: int
     folder: Path
-    spool_chunks: bool = True
+    keep_chunks: bool = True
     hashes: list[Any] = field(init=False)
     counts: list[int] = field(init=False)
     refusals: list[tuple[ErrorCode, str] | None] = field(init=False)
+    # Per part (documents, then each column's chunks): the shards with bytes in it.
+    parts: list[list[int]] = field(init=False)
     failures: list[tuple[int, DocumentStatus]] = field(default_factory=list)
     statuses: int = 0
     read: int = 0
@@ -340,43 +417,48 @@ class IndexFold:
         self.hashes = [sha256(INDEX_ID_HEAD) for _ in self.configs]
         self.counts = [0 for _ in self.configs]
         self.refusals = [None for _ in self.configs]
+        self.parts = [[] for _ in range(len(self.configs) + 1)]
 
-    def fold(self, pieces: Iterable[DocumentPiece]) -> None:
-        with (
-            (self.folder / "documents").open("ab") as documents,
-            (self.folder / "chunks").open("ab") as chunks,
-        ):
-            for piece in pieces:
-                self._add(piece, documents, chunks)
+    def add(self, shard: ShardPieces) -> None:
+        """A shard's statuses and counts taken in, its chunks hashed (each column's file
+        read once, its newlines left out)."""
+        before = list(self.counts)
+        documents = self.documents
+        for piece in shard.pieces:
+            self._count(piece)
+        _write_parts(self.folder, shard.number, shard.returned)
+        if self.documents > documents:
+            self.parts[0].append(shard.number)
+        for column, update in enumerate(hash_.update for hash_ in self.hashes):
+            chunks = spool_part(self.folder, shard.number, column + 1)
+            if self.refusals[column] is None and self.counts[column] > before[column]:
+                if before[column]:
+                    update(b",")
+                for data in _pieces_of(chunks):
+                    update(data.replace(b"\n", b""))
+                self.parts[column + 1].append(shard.number)
+            if not self.keep_chunks:
+                chunks.unlink(missing_ok=True)
 
-    def _add(self, piece: DocumentPiece, documents: IO[bytes], chunks: IO[bytes]) -> None:
+    def _count(self, piece: DocumentPiece) -> None:
         self.statuses += 1
         self.read += piece.read
         require_total_bytes(self.read, self.max_total_bytes)
         if not piece.status.ok:
             self.failures.append((piece.position, piece.status))
             return
-        documents.write(piece.document + b"\n")
         self.documents += 1
         for column, part in enumerate(piece.columns):
-            count = self.counts[column]
             if self.refusals[column] is None and part.refusal is not None:
                 self.refusals[column] = part.refusal
             if self.refusals[column] is not None:  # refused: only the statuses still count
                 continue
             try:
-                require_chunks_per_index(count + part.chunk_count, self.limits)
+                require_chunks_per_index(self.counts[column] + part.chunk_count, self.limits)
             except ExplorerError as error:
                 self.refusals[column] = (error.code, error.detail)
                 continue
-            if part.chunk_count:
-                update = self.hashes[column].update
-                if count:
-                    update(b",")
-                update(part.joined.replace(b"\n", b""))
-                if self.spool_chunks:
-                    chunks.write((b",\n" if count else b"\n") + part.joined)
-                self.counts[column] += part.chunk_count
+            self.counts[column] += part.chunk_count
 
     def check_loaded(self, proceed: bool, notes: Callable[[str], object], doing: str) -> None:
         """The failures reported as one process reports them (manifest order), and the
@@ -398,38 +480,43 @@ class IndexFold:
                 raise ExplorerError(*refusal)
 
     def write(self, write: Callable[[bytes], object]) -> IndexSummary:
-        """The index file's bytes, as `write_index` writes them, from the spools."""
-        config_bytes = canonical_bytes(self.configs[0].as_json())
-        write(index_head(config_bytes))
-        index_id = self.index_id(
-            0, lambda position, line: write(b",\n" + line if position else line)
-        )
+        """The index file's bytes, as `write_index` writes them, from the spool: each
+        shard's documents read once (written and hashed), its chunks once more (written)."""
+        write(index_head(canonical_bytes(self.configs[0].as_json())))
+        index_id = self.index_ids(write)[0]
         write(CHUNKS_HEAD)
-        with (self.folder / "chunks").open("rb") as chunks:
-            while piece := chunks.read(_COPY_PIECE):
+        for position, number in enumerate(self.parts[1]):
+            write(b",\n" if position else b"\n")
+            for piece in _pieces_of(spool_part(self.folder, number, 1)):
                 write(piece)
         write(index_foot(index_id))
         return IndexSummary(index_id, self.counts[0])
 
-    def index_id(self, column: int, also: Callable[[int, bytes], object] | None = None) -> str:
-        """A column's `index_id`: its chunks were hashed as they came; then the documents,
-        read back once (each also passed to `also` with its position, when given)."""
-        final = self.hashes[column].copy()
-        final.update(index_id_middle(canonical_bytes(self.configs[column].as_json())))
-        with (self.folder / "documents").open("rb") as documents:
-            for position, line in enumerate(documents):
-                line = line.removesuffix(b"\n")
-                if position:
+    def index_ids(self, also: Callable[[bytes], object] | None = None) -> list[str]:
+        """Each column's `index_id`: its chunks were hashed as they came; then the
+        documents, read once (and passed to `also` as the index file joins them)."""
+        finals = [hash_.copy() for hash_ in self.hashes]
+        for final, config in zip(finals, self.configs, strict=True):
+            final.update(index_id_middle(canonical_bytes(config.as_json())))
+        for position, number in enumerate(self.parts[0]):
+            if position:
+                for final in finals:
                     final.update(b",")
-                final.update(line)
                 if also is not None:
-                    also(position, line)
-        final.update(INDEX_ID_END)
-        digest: str = final.hexdigest()
-        return digest
+                    also(b",\n")
+            for piece in _pieces_of(spool_part(self.folder, number, 0)):
+                if also is not None:
+                    also(piece)
+                stripped = piece.replace(b"\n", b"")
+                for final in finals:
+                    final.update(stripped)
+        for final in finals:
+            final.update(INDEX_ID_END)
+        return [final.hexdigest() for final in finals]
 
 
 def _spool_folder() -> Path:
+    """A run's spool: a new folder in the driver's temporary folder (`TMPDIR`)."""
     return Path(tempfile.mkdtemp(prefix="explorer-ray-"))
 
 
@@ -442,10 +529,23 @@ def ray_write_index(
 ) -> IndexSummary:
     """`write_index` over a manifest on Ray: the same bytes, the same refusals and
     warnings (passed to `notes`); nothing is written before every document is in."""
+    ray = run.ray
+    task = ray.remote(max_retries=MAX_RETRIES)(index_shard)
+    reader, config_ref = ray.put(run.reader), ray.put(config)
     folder = _spool_folder()
+
+    def submit(shard: Numbered) -> Any:
+        number, entries = shard
+        return task.remote(
+            number, entries, reader, config_ref, run.max_bytes, run.limits, str(folder)
+        )
+
     try:
         fold = IndexFold((config,), run.limits, run.max_total_bytes, folder)
-        fold.fold(index_pieces(run, config))
+        numbered = shards(run.manifest, run.shard_documents)
+        with closing(_in_order(run, submit, numbered)) as arriving:
+            for shard, _, result in arriving:
+                fold.add(_lost(shard, result) if isinstance(result, Exception) else result)
         fold.check_loaded(proceed, notes, "chunk")
         fold.require_no_refusal()
         return fold.write(write)
@@ -465,7 +565,7 @@ Where = tuple[str, str, int, int, list[int] | None]  # a chunk's id, source_id, 
 
 
 class ShardSummary(NamedTuple):
-    pieces: list[DocumentPiece]
+    pieces: ShardPieces
     placed: list[tuple[int, PlacedOrRefused]]  # by the question's position in the file
     corpus: list[CorpusTerms | None]  # per column; None for the embedding
     chars: list[int]  # per column: the chunks' lengths, summed
@@ -493,6 +593,7 @@ SHARDED_RETRIEVERS = ("bm25", "embedding")
 
 
 def evaluate_shard(
+    shard: int,
     entries: Sequence[Entry],
     reader: SourceReader,
     configs: Sequence[ChunkConfig],
@@ -502,14 +603,15 @@ def evaluate_shard(
     questions: Mapping[str, Sequence[tuple[int, Question]]],
     retriever_name: str,
     asked: frozenset[str],
+    folder: str,
 ) -> tuple[ShardSummary, ShardMaterial]:
     """What an `evaluate` task does first: a shard's documents loaded and chunked under
-    every column, its questions placed, and what scoring will need."""
-    pieces: list[DocumentPiece] = []
+    every column, their bytes spooled, its questions placed, and what scoring will need."""
     placed: list[tuple[int, PlacedOrRefused]] = []
     chunks: list[list[ChunkRecord]] = [[] for _ in configs]
-    for piece, record, records in load_shard(entries, reader, configs, max_bytes, limits, grammar):
-        pieces.append(piece)
+    loaded = list(load_shard(entries, reader, configs, max_bytes, limits, grammar))
+    pieces = spooled(folder, shard, loaded, len(configs))
+    for _, record, records, _ in loaded:
         if record is None:
             continue
         for number, question in questions.get(record["source_id"], ()):
@@ -596,32 +698,33 @@ def ray_evaluate(
     first = ray.remote(max_retries=MAX_RETRIES, num_returns=2)(evaluate_shard)
     shared = [ray.put(value) for value in (run.reader, configs, by_source)]
 
-    def submit(shard: list[Entry]) -> Any:
+    folder = _spool_folder()
+
+    def submit(shard: Numbered) -> Any:
         return first.remote(
-            shard, shared[0], shared[1], run.max_bytes, run.limits, grammar, shared[2],
-            retriever_name, words,
+            *shard, shared[0], shared[1], run.max_bytes, run.limits, grammar, shared[2],
+            retriever_name, words, str(folder),
         )  # fmt: skip
 
     placed: dict[int, PlacedOrRefused] = {}
     corpus: list[CorpusTerms | None] = [None for _ in configs]
     chars = [0 for _ in configs]
     materials = []
-    folder = _spool_folder()
     try:
-        fold = IndexFold(configs, run.limits, run.max_total_bytes, folder, spool_chunks=False)
-        for shard, refs, result in _in_order(
-            run, submit, shards(run.manifest, run.shard_documents)
-        ):
-            if isinstance(result, Exception):
-                fold.fold(_lost(shard, result))
-                continue
-            fold.fold(result.pieces)
-            placed.update(result.placed)
-            for column, totals in enumerate(result.corpus):
-                before = corpus[column]
-                corpus[column] = totals if before is None or totals is None else before + totals
-                chars[column] += result.chars[column]
-            materials.append(refs[1])
+        fold = IndexFold(configs, run.limits, run.max_total_bytes, folder, keep_chunks=False)
+        numbered = shards(run.manifest, run.shard_documents)
+        with closing(_in_order(run, submit, numbered)) as arriving:
+            for shard, refs, result in arriving:
+                if isinstance(result, Exception):
+                    fold.add(_lost(shard, result))
+                    continue
+                fold.add(result.pieces)
+                placed.update(result.placed)
+                for column, totals in enumerate(result.corpus):
+                    before = corpus[column]
+                    corpus[column] = totals if before is None or totals is None else before + totals
+                    chars[column] += result.chars[column]
+                materials.append(refs[1])
         fold.check_loaded(proceed, notes, "search")
         for number, question in enumerate(questions.questions):
             where = placed.get(number)
@@ -631,6 +734,7 @@ def ray_evaluate(
                 raise ExplorerError(*where)
         fold.require_no_refusal()
         top = _merged_top_k(run, materials, asked, corpus, k, len(configs), len(texts))
+        index_ids = fold.index_ids()
         policies: list[PolicyEvaluation] = []
         for column, (name, config) in enumerate(columns):
             results = [
@@ -642,7 +746,7 @@ def ray_evaluate(
                 policy_evaluation(
                     name,
                     config.as_json(),
-                    fold.index_id(column),
+                    index_ids[column],
                     results,
                     fold.counts[column],
                     chars[column],
