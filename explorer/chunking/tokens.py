@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from functools import cache
+from itertools import accumulate
 from typing import TYPE_CHECKING
 
 from ..grammars.units import Measures, Unit
@@ -250,33 +251,6 @@ def _is_continuation(byte: int) -> bool:
     return 0x80 <= byte < 0xC0
 
 
-class _TokenStarts:
-    """Where each token of an encoding starts in its UTF-8 bytes (`starts[len(tokens)]`:
-    their length), summed from the token asked for last: windows ask near one another,
-    so no table of every token is built."""
-
-    def __init__(self, tokens: list[int]) -> None:
-        self.tokens, self.lengths = tokens, _token_lengths()
-        self.token, self.offset = 0, 0
-
-    def __getitem__(self, token: int) -> int:
-        if token >= self.token:
-            self.offset += sum(map(self.lengths.__getitem__, self.tokens[self.token : token]))
-        else:
-            self.offset -= sum(map(self.lengths.__getitem__, self.tokens[token : self.token]))
-        self.token = token
-        return self.offset
-
-    def holding(self, offset: int, near: int) -> int:
-        """The token that holds byte `offset` (not past the last byte), looked for from
-        token `near`."""
-        while self[near] > offset:
-            near -= 1
-        while self[near + 1] <= offset:
-            near += 1
-        return near
-
-
 def token_windows(text: str, start: int, end: int, size: int, overlap: int = 0) -> list[Span]:
     """`Unit.cut` in tokens: each window counts at most `size` tokens on its own.
 
@@ -292,7 +266,8 @@ def token_windows(text: str, start: int, end: int, size: int, overlap: int = 0) 
     span = text[start:end]
     data = span.encode("utf-8")
     tokens = _counter().encode_ordinary(span)
-    bounds = _TokenStarts(tokens)
+    # bounds[i]: the byte offset in `data` where token i starts; the last is len(data).
+    bounds = [0, *accumulate(map(_token_lengths().__getitem__, tokens))]
     last = len(tokens)
     total = len(data)
 
@@ -304,12 +279,12 @@ def token_windows(text: str, start: int, end: int, size: int, overlap: int = 0) 
 
     windows: list[Span] = []
     # The window's start as a byte offset in `data` and a code point offset in `text`,
-    # the token that holds it (looked for from a token near it), and where the previous
-    # window stopped.
+    # the token that holds it, and where the previous window stopped.
     first_byte, first_char, token = 0, start, 0
     previous_byte, previous_char = 0, start
     while True:
-        token = bounds.holding(first_byte, token)
+        while bounds[token + 1] <= first_byte:
+            token += 1
         stop_token = min(token + size, last)
         while True:
             stop_byte = char_start(bounds[stop_token])
@@ -342,4 +317,3 @@ def token_windows(text: str, start: int, end: int, size: int, overlap: int = 0) 
         previous_byte, previous_char = stop_byte, stop_char
         first_char = stop_char - len(data[back:stop_byte].decode("utf-8"))
         first_byte = back
-        token = max(stop_token - overlap, token)
