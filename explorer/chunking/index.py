@@ -31,7 +31,7 @@ from ..sources.documents import DocumentRecord
 from ..sources.loading import DocumentStatus, LoadResult
 from ..workers import IN_TURN, Spread
 from .config import ChunkConfig, ConfigJson, grammar_for
-from .policies import DocumentPolicy, policy_for
+from .policies import POLICIES, DocumentPolicy, policy_for
 from .tokens import count_tokens
 
 SCHEMA_VERSION = 1
@@ -163,13 +163,15 @@ def _placed(
     grammar = grammar_for(config)
     spans = given
     if spans is None:
-        policy = policy_for(config)
-        if not isinstance(policy, DocumentPolicy):
+        ours = POLICIES.get(config.strategy)
+        if ours is not None:
             for section in grammar.sections(text):
-                for span in policy.spans(text, section, config):
+                for span in ours.spans(text, section, config):
                     yield section, span
             return
-        spans = policy.document_spans(text, config, limits, name)
+        library = policy_for(config)  # a library's, or the refusal of a chunk file's config
+        assert isinstance(library, DocumentPolicy)
+        spans = library.document_spans(text, config, limits, name)
     sections = grammar.any_sections(text)
     heading_starts = [section.heading_start for section in sections]
     for span in spans:
