@@ -218,9 +218,10 @@ def load_shard(
 
 
 def spooled(folder: str, number: int, loaded: Iterable[Loaded], columns: int) -> ShardPieces:
-    """A shard's pieces, its bytes written to the spool folder where this worker reaches
-    it (this machine, or storage shared at the same path on every machine), else
-    returned to the driver. A document's record is only canonical JSON by now."""
+    """A shard's pieces, and its bytes (each loaded document's canonical JSON, each
+    column's chunks') written to the spool folder where this worker reaches it (this
+    machine, or storage shared at the same path on every machine), else returned to
+    the driver. `loaded` is read once: its records and chunk records are not kept."""
     pieces: list[DocumentPiece] = []
     parts: list[list[bytes]] = [[] for _ in range(columns + 1)]
     for item in loaded:
