@@ -20,6 +20,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -53,7 +54,7 @@ def _one_process() -> list[str]:
     """What makes the local engine one process: `--workers 1` where `index` has it."""
     command = [sys.executable, "-m", "explorer", "index", "--help"]
     listed = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True)
-    return ["--workers", "1"] if "--workers" in listed.stdout else []
+    return ["--workers", "1"] if re.search(r"[\s\[]--workers\b", listed.stdout) else []
 
 
 def run(
