@@ -32,7 +32,7 @@ from ..sources.loading import DocumentStatus, LoadResult
 from ..workers import IN_TURN, Spread
 from .config import ChunkConfig, ConfigJson, grammar_for
 from .policies import POLICIES, DocumentPolicy, policy_for
-from .tokens import count_tokens
+from .tokens import count_tokens, load_tokenizer
 
 SCHEMA_VERSION = 1
 EXECUTION_MODE: Final = "offline-synthetic-source-processing"
@@ -566,6 +566,8 @@ def write_index(
         spread = IN_TURN
     # In this process, a document at a time: only its chunks are held.
     bounds = _batches(ordered, BATCH_CHARS if spread.workers > 1 else 0)
+    if spread.workers > 1 and config.unit is not None:
+        load_tokenizer()
 
     def batch(number: int) -> list[Chunked]:
         return [
