@@ -3,11 +3,11 @@ results taken in order (`index --workers N`, `validate --workers N`).
 
 A `Spread` runs `work(0)`, `work(1)`, … `work(count - 1)` and yields the results in
 that order. `IN_TURN` does it here. `Spread(n)` forks n children that start with all
-this process holds (the documents, the loaded tokenizer): child w does items w, w + n,
-w + 2n… and sends each result back through a pipe as it is done, while this process
-takes them in order. A child holds at most one result that this process has not taken
-(its pipe blocks it), so memory stays bounded whatever the count; one that has sent a
-refusal stops.
+this process holds (the documents, the loaded tokenizer); each takes the next item
+number from a shared pipe when it is free, does it and sends the result back through a
+pipe of its own, while this process yields the results in order. Items are handed out
+only a few per child past the one awaited, so the results held stay bounded whatever
+the count; a child that has sent a refusal stops.
 """
 
 from __future__ import annotations
@@ -15,11 +15,12 @@ from __future__ import annotations
 import gc
 import os
 import pickle
+import selectors
 import signal
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterable
 from contextlib import suppress
 from dataclasses import dataclass
-from typing import Any, BinaryIO, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from .errors import ErrorCode, ExplorerError
 
@@ -29,7 +30,9 @@ T = TypeVar("T")
 # not round-trip): ("value", value, ""), ("refused", code, detail) or ("failed", None,
 # description) for anything else raised.
 Outcome = tuple[str, object, str]
-_LENGTH = 8  # the bytes before each pickled outcome: its length
+_LENGTH = 8  # the bytes before each pickled frame: its length
+_ITEM = 4  # the bytes of an item's number, as the children take them
+_AHEAD = 4  # items handed out per child past the one awaited
 
 
 class Failed(Exception):
@@ -98,42 +101,85 @@ def _here(work: Callable[[int], T], count: int) -> Generator[T, None, None]:
 
 
 def _in_children(work: Callable[[int], T], count: int, workers: int) -> Generator[T, None, None]:
-    children: list[tuple[int, BinaryIO]] = []
+    """The children take item numbers from one pipe as each is free (a large document
+    holds up one child, not every child's share), and send `(item, outcome)` frames on
+    a pipe of their own; this process hands out at most `_AHEAD` times `workers` items
+    past the one it waits for, so it never holds more results than that."""
+    children: dict[int, int] = {}  # each child's result pipe: its pid
+    stopped: set[int] = set()  # the pipes of children that sent a refusal and stopped
+    tasks_out = -1
+    results: dict[int, Outcome] = {}
+    handed = 0
     try:
-        for first in range(workers):
+        tasks_in, tasks_out = os.pipe()
+        for _ in range(workers):
             ours, theirs = os.pipe()
             pid = os.fork()
             if pid == 0:  # pragma: no cover - the child (its results are what tests check)
-                os.close(ours)
-                _serve(work, range(first, count, workers), theirs)
+                _serve(work, tasks_in, theirs)
             os.close(theirs)
-            children.append((pid, os.fdopen(ours, "rb")))
-        for item in range(count):
-            pid, stream = children[item % workers]
-            yield cast(T, unpacked(_receive(stream, pid)))
+            children[ours] = pid
+        os.close(tasks_in)
+        with selectors.DefaultSelector() as ready:
+            for fd in children:
+                ready.register(fd, selectors.EVENT_READ)
+            for item in range(count):
+                while handed < min(count, item + _AHEAD * workers):
+                    try:
+                        os.write(tasks_out, handed.to_bytes(_ITEM, "little"))
+                    except BrokenPipeError:  # no child is left to take it
+                        raise _lost(children.values()) from None
+                    handed += 1
+                if handed == count and tasks_out >= 0:
+                    os.close(tasks_out)  # each child ends at its next read
+                    tasks_out = -1
+                while item not in results:
+                    for key, _ in ready.select():
+                        fd = int(key.fd)
+                        frame = _frame(fd)
+                        if frame is None:
+                            # Ended: after its refusal, or when no item was left to take;
+                            # any other way, with an item taken and never sent.
+                            ready.unregister(fd)
+                            if fd not in stopped and tasks_out >= 0:
+                                raise _lost([children[fd]])
+                            if not ready.get_map():  # every child ended, the item unsent
+                                raise _lost(children.values())
+                            continue
+                        number, answer = frame
+                        results[number] = answer
+                        if answer[0] != "value":
+                            stopped.add(fd)
+                yield cast(T, unpacked(results.pop(item)))
     finally:
-        for pid, stream in children:
-            stream.close()
+        if tasks_out >= 0:
+            os.close(tasks_out)
+        for fd, pid in children.items():
+            os.close(fd)
             with suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
             with suppress(ChildProcessError):  # reaped already when it was lost
                 os.waitpid(pid, 0)
 
 
-def _serve(work: Callable[[int], object], items: range, fd: int) -> None:  # pragma: no cover
-    """The child: each of its items done and sent, then gone (never back to the caller's
-    code). It keeps no descriptor but the standard three and its pipe, so it dies of a
-    closed pipe when the parent dies, and holds open no pipe of the parent's."""
+def _serve(work: Callable[[int], object], tasks: int, fd: int) -> None:  # pragma: no cover
+    """The child: item after item taken from `tasks`, done and sent on `fd`, until the
+    pipe of items closes; then gone (never back to the caller's code). It keeps no
+    descriptor but the standard three and these two, so it dies of a closed pipe when
+    the parent dies, and holds open no pipe of the parent's."""
     code = 0
     try:
-        keep_only(fd)
+        keep_only(tasks, fd)
         # What the parent built is read, never freed, here: out of the collector's sight,
         # it is neither walked again nor copied page by page.
         gc.freeze()
         with os.fdopen(fd, "wb") as pipe:
-            for item in items:
+            # Each number is written whole and read whole (a pipe's reads and writes of
+            # fewer than PIPE_BUF bytes are atomic), so no two children take one item.
+            while len(taken := os.read(tasks, _ITEM)) == _ITEM:
+                item = int.from_bytes(taken, "little")
                 answer = outcome(work, item)
-                data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
+                data = pickle.dumps((item, answer), protocol=pickle.HIGHEST_PROTOCOL)
                 pipe.write(len(data).to_bytes(_LENGTH, "little"))
                 pipe.write(data)
                 pipe.flush()
@@ -145,33 +191,59 @@ def _serve(work: Callable[[int], object], items: range, fd: int) -> None:  # pra
         os._exit(code)
 
 
-def _receive(stream: BinaryIO, pid: int) -> Outcome:
-    head = stream.read(_LENGTH)
-    length = int.from_bytes(head, "little") if len(head) == _LENGTH else 0
-    data = stream.read(length) if length else b""
-    if not length or len(data) != length:
+def _frame(fd: int) -> tuple[int, Outcome] | None:
+    """The next `(item, outcome)` a child sent, or None if its pipe closed first."""
+    head = _exactly(fd, _LENGTH)
+    data = None if head is None else _exactly(fd, int.from_bytes(head, "little"))
+    if data is None:
+        return None
+    frame: tuple[int, Outcome] = pickle.loads(data)
+    return frame
+
+
+def _exactly(fd: int, size: int) -> bytearray | None:
+    """`size` bytes read from `fd` (None if it ends before)."""
+    buffer = bytearray(size)
+    view = memoryview(buffer)
+    got = 0
+    while got < size:
+        read = os.readv(fd, [view[got:]])
+        if not read:
+            return None
+        got += read
+    return buffer
+
+
+def _lost(ended: Iterable[int]) -> ExplorerError:
+    """`worker_lost`, saying how the children `ended` did (each has closed its pipe, so
+    waiting for it is brief): the first that did not end well."""
+    how = "exit code 0"
+    for pid in ended:
         _, status = os.waitpid(pid, 0)
-        ended = (
-            f"killed by signal {os.WTERMSIG(status)}"
-            if os.WIFSIGNALED(status)
-            else f"exit code {os.waitstatus_to_exitcode(status)}"
-        )
-        raise ExplorerError(
-            ErrorCode.WORKER_LOST,
-            f"a worker process ended before sending its result ({ended}); "
-            "--workers 1 does the work in this process",
-        )
-    answer: Outcome = pickle.loads(data)
-    return answer
+        if os.WIFSIGNALED(status):
+            how = f"killed by signal {os.WTERMSIG(status)}"
+        elif os.waitstatus_to_exitcode(status):
+            how = f"exit code {os.waitstatus_to_exitcode(status)}"
+        else:
+            continue
+        break
+    return ExplorerError(
+        ErrorCode.WORKER_LOST,
+        f"a worker process ended before sending its result ({how}); "
+        "--workers 1 does the work in this process",
+    )
 
 
-def keep_only(fd: int) -> None:  # pragma: no cover - in a child
-    """In a forked child: every descriptor closed but the standard three and `fd`. A pipe
-    the parent holds (to a browser's driver, to a reader of its output) must close when
-    the parent closes it, not when a child of it ends."""
-    os.closerange(3, fd)
+def keep_only(*kept: int) -> None:  # pragma: no cover - in a child
+    """In a forked child: every descriptor closed but the standard three and `kept`. A
+    pipe the parent holds (to a browser's driver, to a reader of its output) must close
+    when the parent closes it, not when a child of it ends."""
     try:
         most = max(os.sysconf("SC_OPEN_MAX"), 1024)
     except (OSError, ValueError):
         most = 65_536
-    os.closerange(fd + 1, most)
+    low = 3
+    for fd in sorted(kept):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, most)

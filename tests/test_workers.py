@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -50,11 +51,30 @@ def test_results_come_in_order_whatever_the_workers() -> None:
     assert list(Spread(2)(squares, 0)) == []
 
 
+def slow_pid(item: int) -> int:
+    time.sleep(0.05)  # long enough that the other child, free, takes the next item
+    return os.getpid()
+
+
 def test_work_runs_in_other_processes() -> None:
     parent = os.getpid()
-    pids = set(Spread(2)(lambda item: os.getpid(), 6))
+    pids = set(Spread(2)(slow_pid, 6))
     assert len(pids) == 2 and parent not in pids
     assert set(IN_TURN(lambda item: os.getpid(), 3)) == {parent}
+
+
+def first_slow(item: int) -> int:
+    time.sleep(0.5 if item == 0 else 0.01)
+    return os.getpid()
+
+
+def test_a_slow_item_holds_up_one_child_not_a_share_of_the_items() -> None:
+    """A large document keeps one worker busy while the others take what follows (a
+    fixed share each would leave the others idle at the end)."""
+    pids = list(Spread(2)(first_slow, 10))
+    slow = pids[0]
+    assert pids.count(slow) <= 3, pids
+    assert len(set(pids)) == 2
 
 
 def refuse_at_five(item: int) -> int:
