@@ -81,7 +81,9 @@ class Spread:
     def __call__(self, work: Callable[[int], T], count: int) -> Generator[T, None, None]:
         if self.workers <= 1 or count <= 1:
             return _here(work, count)
-        return _in_children(work, count, min(self.workers, count))
+        results = _in_children(work, count, min(self.workers, count))
+        next(results)  # the children forked and at work now, not at the first result
+        return results
 
 
 IN_TURN = Spread(1)
@@ -120,6 +122,7 @@ def _in_children(work: Callable[[int], T], count: int, workers: int) -> Generato
             os.close(theirs)
             children[ours] = pid
         os.close(tasks_in)
+        yield cast(T, None)  # started (`Spread.__call__` takes this before any result)
         with selectors.DefaultSelector() as ready:
             for fd in children:
                 ready.register(fd, selectors.EVENT_READ)

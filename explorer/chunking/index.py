@@ -555,12 +555,6 @@ def write_index(
         raise ExplorerError(
             ErrorCode.NO_DOCUMENTS, "no document loaded, so there is nothing to chunk"
         )
-    config_bytes = canonical_bytes(config.as_json())
-    write(index_head(config_bytes))
-    for position, document in enumerate(ordered):
-        write((b",\n" if position else b"") + canonical_bytes(document))
-    write(CHUNKS_HEAD)
-    index_hash = sha256(INDEX_ID_HEAD)
     id_prefix = chunk_id_prefix(config)
     if config.library is not None:
         spread = IN_TURN
@@ -576,7 +570,14 @@ def write_index(
         ]
 
     count = 0
+    index_hash = sha256(INDEX_ID_HEAD)
+    config_bytes = canonical_bytes(config.as_json())
+    # Workers start before the documents are written, and cut while they are.
     with closing(spread(batch, len(bounds) - 1)) as batches:
+        write(index_head(config_bytes))
+        for position, document in enumerate(ordered):
+            write((b",\n" if position else b"") + canonical_bytes(document))
+        write(CHUNKS_HEAD)
         for document, piece in zip(ordered, chain.from_iterable(batches), strict=False):
             if piece.refusal is not None:
                 raise ExplorerError(*piece.refusal)
