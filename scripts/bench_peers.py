@@ -7,10 +7,10 @@ reads every file from disk and cuts it in 256 cl100k_base tokens:
 
 - ours: `python -m explorer index MANIFEST --policy P --max-tokens 256 --grammar markdown
   --out FILE` for heading-aware, fixed-char and paragraph, run by `explorer.cli.main` in
-  this process (the command whole: manifest, digests, grammar, chunks, ids, the file),
+  its process (the command whole: manifest, digests, grammar, chunks, ids, the file),
   and `validate FILE` of the heading-aware index, each with its default `--workers` (the
   machine's CPUs: forked processes cut the documents), and heading-aware with
-  `--workers 1` (this process alone);
+  `--workers 1` (its process alone);
 - chonkie's `RecursiveChunker(tokenizer=<cl100k_base>, chunk_size=256)`;
 - LangChain's `MarkdownTextSplitter.from_tiktoken_encoder(encoding_name=<cl100k_base>,
   chunk_size=256)`;
@@ -18,8 +18,10 @@ reads every file from disk and cuts it in 256 cl100k_base tokens:
 - and two floors, what the build cannot do without: markdown-it.rs's blocks of every
   file, and riptoken's count of every file whole.
 
-Start-up is taken out for everyone: imports, the tokenizer's loading and a first run
-happen before any timing. The contenders take turns round after round (a busy machine
+Each contender runs in a process of its own, which imports only what it needs (no
+library's memory weighs on another, nor on the forks of `--workers`). Start-up is taken
+out for everyone: imports, the tokenizer's loading and a first run happen before any
+timing. The contenders take turns round after round (a busy machine
 slows each alike) and each keeps its best round; CPU seconds (the workers' included) are
 printed beside the wall seconds. The peers count with tiktoken (offline cl100k_base), as
 their documentation shows; the explorer counts the same tokens with riptoken.
@@ -28,6 +30,7 @@ their documentation shows; the explorer counts the same tokens with riptoken.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -118,26 +121,30 @@ def validate(out: Path) -> Callable[[], object]:
 
 
 def peers(paths: list[Path]) -> dict[str, Callable[[], object]]:
-    """Each peer as a user calls it on every file, read from disk as text. Each run
-    builds its chunker afresh (cheap: the encoding is loaded once), so that no count
-    memoized by an earlier run (semchunk's) is reused."""
-    from chonkie import RecursiveChunker
-    from langchain_text_splitters import MarkdownTextSplitter
-    from semchunk.semchunk import chunkerify
-
-    cl100k = encoding()
+    """Each peer as a user calls it on every file, read from disk as text, its library
+    imported at its first run (in its own serving process). Each run builds its chunker
+    afresh (cheap: the encoding is loaded once), so that no count memoized by an earlier
+    run (semchunk's) is reused."""
 
     def chonkie() -> Callable[[str], Any]:
-        tokenizer: Any = cl100k  # chonkie takes a tiktoken Encoding as it is
+        from chonkie import RecursiveChunker
+
+        tokenizer: Any = encoding()  # chonkie takes a tiktoken Encoding as it is
         return RecursiveChunker(tokenizer=tokenizer, chunk_size=SIZE).chunk
 
     def langchain() -> Callable[[str], Any]:
+        from langchain_text_splitters import MarkdownTextSplitter
+
         splitter = MarkdownTextSplitter.from_tiktoken_encoder(
-            encoding_name=cl100k.name, chunk_size=SIZE, disallowed_special=()
+            encoding_name=encoding().name, chunk_size=SIZE, disallowed_special=()
         )
         return splitter.split_text
 
     def semchunk() -> Callable[[str], Any]:
+        from semchunk.semchunk import chunkerify
+
+        cl100k = encoding()
+
         # A new counter each run: semchunk memoizes counts per counter, process-wide.
         def count(text: str) -> int:
             return len(cl100k.encode_ordinary(text))
@@ -184,49 +191,98 @@ def cpu_seconds() -> float:
     return times.user + times.system + times.children_user + times.children_system
 
 
-def rounds(contenders: dict[str, Callable[[], object]], repeats: int) -> dict[str, Timing]:
-    """Every contender once per round, in turn; the best round of each."""
-    best = {name: Timing(float("inf"), float("inf")) for name in contenders}
-    for work in contenders.values():
-        work()  # start-up and a first run, untimed
-    for _ in range(repeats):
-        for name, work in contenders.items():
-            began, cpu = time.perf_counter(), cpu_seconds()
-            work()
-            seconds, used = time.perf_counter() - began, cpu_seconds() - cpu
-            best[name] = Timing(min(best[name].seconds, seconds), min(best[name].cpu, used))
+def contenders(folder: Path, where: Path) -> dict[str, Callable[[], object]]:
+    """Every contender by name, each a run over the corpus (built lazily: a serving
+    process imports only its own contender's libraries)."""
+    paths, _ = corpus(folder)
+    manifest = where / "manifest.json"
+    made: dict[str, Callable[[], object]] = {}
+    for policy in ("heading-aware", "fixed-char", "paragraph"):
+        made[f"explorer index {policy}"] = ours(manifest, policy, where / f"{policy}.json")
+    # One process alone: what the app's columns and a one-CPU machine get.
+    made["explorer index heading-aware -w 1"] = ours(
+        manifest, "heading-aware", where / "one.json", "--workers", "1"
+    )
+    index = where / "validated.json"
+    build = ours(manifest, "heading-aware", index)
+    check = validate(index)
+
+    def validated() -> object:
+        if not index.exists():
+            build()  # the index that validate reads, before its first run
+        return check()
+
+    made["explorer validate (heading-aware)"] = validated
+    made.update(peers(paths))
+    made.update(floors(paths))
+    return made
+
+
+def serve(name: str, folder: Path, where: Path) -> int:
+    """A contender in a process of its own: a first run, untimed, then one timed run per
+    line read, its wall and CPU seconds printed."""
+    work = contenders(folder, where)[name]
+    work()
+    print("ready", flush=True)
+    for _ in sys.stdin:
+        began, cpu = time.perf_counter(), cpu_seconds()
+        work()
+        print(f"{time.perf_counter() - began} {cpu_seconds() - cpu}", flush=True)
+    return 0
+
+
+def rounds(names: list[str], folder: Path, where: Path, repeats: int) -> dict[str, Timing]:
+    """Every contender in a process of its own (no library's memory weighs on another's,
+    nor on the forks of `--workers`), started and run once before any timing; then each
+    runs once per round, in turn; the best round of each."""
+    best = {name: Timing(float("inf"), float("inf")) for name in names}
+    servers = {
+        name: subprocess.Popen(
+            [sys.executable, __file__, "--serve", name, str(folder), str(where)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for name in names
+    }
+    try:
+        for name, server in servers.items():
+            assert server.stdout is not None
+            if server.stdout.readline().strip() != "ready":
+                raise SystemExit(f"{name} did not start")
+        for _ in range(repeats):
+            for name, server in servers.items():
+                assert server.stdin is not None and server.stdout is not None
+                server.stdin.write("go\n")
+                server.stdin.flush()
+                seconds, used = map(float, server.stdout.readline().split())
+                best[name] = Timing(min(best[name].seconds, seconds), min(best[name].cpu, used))
+    finally:
+        for server in servers.values():
+            assert server.stdin is not None
+            server.stdin.close()
+            server.wait()
     return best
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--serve"]:
+        return serve(argv[1], Path(argv[2]), Path(argv[3]))
     repeats = 5
     if "--repeats" in argv:
         at = argv.index("--repeats")
         repeats = int(argv[at + 1])
         argv = argv[:at] + argv[at + 2 :]
-    folder = Path(argv[0]) if argv else DEFAULT
+    folder = Path(argv[0]).resolve() if argv else DEFAULT
     if not folder.is_dir():
         print(f"error: io_error: no corpus folder at {folder}", file=sys.stderr)
         return 2
     paths, size = corpus(folder)
     with tempfile.TemporaryDirectory(prefix="explorer-peers-") as temporary:
         where = Path(temporary)
-        manifest = write_manifest(folder, paths, where)
-        contenders: dict[str, Callable[[], object]] = {}
-        for policy in ("heading-aware", "fixed-char", "paragraph"):
-            contenders[f"explorer index {policy}"] = ours(
-                manifest, policy, where / f"{policy}.json"
-            )
-        # One process alone: what the app's columns and a one-CPU machine get.
-        contenders["explorer index heading-aware -w 1"] = ours(
-            manifest, "heading-aware", where / "one.json", "--workers", "1"
-        )
-        contenders["explorer validate (heading-aware)"] = validate(where / "heading-aware.json")
-        contenders.update(peers(paths))
-        contenders.update(floors(paths))
-        # validate reads the index that the first contender writes.
-        ours(manifest, "heading-aware", where / "heading-aware.json")()
-        best = rounds(contenders, repeats)
+        write_manifest(folder, paths, where)
+        names = list(contenders(folder, where))
+        best = rounds(names, folder, where, repeats)
     load = os.getloadavg()
     print(
         f"\n## Markdown in {SIZE} cl100k_base tokens: {len(paths)} files, {size:.2f} MB; "
@@ -235,7 +291,7 @@ def main(argv: list[str]) -> int:
     )
     print(
         "ours: python -m explorer index MANIFEST --policy P --max-tokens 256 "
-        "--grammar markdown --out FILE (in process, after a first run)"
+        "--grammar markdown --out FILE (in a serving process, after a first run)"
     )
     print(f"{'contender':<38}{'seconds':>8}{'MB/s':>7}{'CPU s':>7}{'MB/CPU s':>9}")
     for name, timing in best.items():
