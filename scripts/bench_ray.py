@@ -1,9 +1,9 @@
-"""Throughput of `index --engine local` against `--engine ray` on one corpus, the runs
-interleaved (local, ray, local, ray…) so both see the same load on a shared machine:
+"""Throughput of `index --engine local` in one process (`--workers 1`), on this
+machine's CPUs (`--workers`' default) and `--engine ray` on one corpus, the runs
+interleaved (local, workers, ray, local…) so all see the same load on a shared machine:
 each run is the command a person types, timed end to end (Ray's start included), with
 its driver's peak RSS (VmHWM, polled) and the machine's 1-minute load average as it
-started, and the two engines' outputs compared byte for byte. The local engine runs in
-one process (`--workers 1` where `index` has that option).
+started, and the outputs compared byte for byte.
 
     python scripts/make_corpus.py /tmp/corpus --size-gb 0.3
     python scripts/bench_ray.py /tmp/corpus/manifest.json --runs 3 [--address HOST:PORT]
@@ -20,7 +20,6 @@ import argparse
 import hashlib
 import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -50,28 +49,23 @@ def _peak_rss(pid: int) -> int:
     return 0
 
 
-def _one_process() -> list[str]:
-    """What makes the local engine one process: `--workers 1` where `index` has it."""
-    command = [sys.executable, "-m", "explorer", "index", "--help"]
-    listed = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True)
-    return ["--workers", "1"] if re.search(r"[\s\[]--workers\b", listed.stdout) else []
+# The local engine alone in one process, the same on this machine's CPUs (`--workers`,
+# default), and Ray.
+ENGINES = {
+    "local": ["--engine", "local", "--workers", "1"],
+    "workers": ["--engine", "local"],
+    "ray": ["--engine", "ray"],
+}
 
 
 def run(
-    manifest: Path,
-    engine: str,
-    out: Path,
-    policy: list[str],
-    address: str | None,
-    one_process: list[str],
+    manifest: Path, engine: str, out: Path, policy: list[str], address: str | None
 ) -> tuple[float, int]:
     """Seconds and the driver's peak RSS of one `index` run."""
     command = [sys.executable, "-m", "explorer", "index", str(manifest), *policy, *LIMITS]
-    command += ["--engine", engine, "--out", str(out)]
+    command += [*ENGINES[engine], "--out", str(out)]
     if engine == "ray" and address:
         command += ["--address", address]
-    if engine == "local":
-        command += one_process
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE, env=ENVIRONMENT)
     peak = 0
@@ -101,46 +95,43 @@ def main() -> None:
     parser.add_argument("--address", help="a running Ray cluster to join (ray start --head)")
     parser.add_argument("--path", choices=["fast", "markdown"], help="time this path only")
     args = parser.parse_args()
-    one_process = _one_process()
     entries = json.loads(args.manifest.read_text("utf-8"))["documents"]
     size = sum(os.path.getsize(args.manifest.parent / e["path"]) for e in entries)
     where = args.address or "a new cluster per run"
     print(f"corpus: {len(entries):,} documents, {size / 1e6:,.1f} MB; ray at {where}")
-    print(f"local: index … --engine local {' '.join(one_process)}".rstrip())
+    for engine, options in ENGINES.items():
+        print(f"{engine}: index … {' '.join(options)}")
     for path, policy in PATHS.items():
         if args.path is None or path.startswith(args.path):
-            compare(args, size, path, policy, one_process)
+            compare(args, size, path, policy)
 
 
-def compare(
-    args: argparse.Namespace, size: int, path: str, policy: list[str], one_process: list[str]
-) -> None:
-    outs = {engine: args.scratch / f"bench-{engine}.json" for engine in ("local", "ray")}
-    timings: dict[str, list[tuple[float, int]]] = {"local": [], "ray": []}
+def compare(args: argparse.Namespace, size: int, path: str, policy: list[str]) -> None:
+    outs = {engine: args.scratch / f"bench-{engine}.json" for engine in ENGINES}
+    timings: dict[str, list[tuple[float, int]]] = {engine: [] for engine in ENGINES}
     print(f"\n## {path}: index {' '.join(policy)}")
     for number in range(args.runs):
-        for engine in ("local", "ray"):
+        for engine in ENGINES:
             load = os.getloadavg()[0]
-            seconds, peak = run(
-                args.manifest, engine, outs[engine], policy, args.address, one_process
-            )
+            seconds, peak = run(args.manifest, engine, outs[engine], policy, args.address)
             timings[engine].append((seconds, peak))
             print(
                 f"run {number + 1} {engine:>5}: {seconds:7.2f} s  {size / seconds / 1e6:6.2f} MB/s"
                 f"  driver peak RSS {peak / 2**20:6.0f} MiB  load {load:.2f}",
                 flush=True,
             )
-    same = _sha(outs["local"]) == _sha(outs["ray"])
+    same = len({_sha(out) for out in outs.values()}) == 1
     index_id = json.loads(outs["ray"].read_bytes()[-80:].split(b'"index_id":')[1][:-2])
     best = {engine: min(t for t, _ in runs) for engine, runs in timings.items()}
-    print(f"index_id {index_id}; identical index files (local, ray): {same}")
-    for engine in ("local", "ray"):
+    print(f"index_id {index_id}; identical index files ({', '.join(ENGINES)}): {same}")
+    for engine in ENGINES:
         peak = max(p for _, p in timings[engine])
         print(
             f"best of {args.runs} {engine:>5}: {best[engine]:7.2f} s  "
             f"{size / best[engine] / 1e6:6.2f} MB/s  driver peak RSS {peak / 2**20:.0f} MiB"
         )
-    print(f"ray / local throughput: {best['local'] / best['ray']:.2f}x")
+    for engine in ("workers", "ray"):
+        print(f"{engine} / local (one process) throughput: {best['local'] / best[engine]:.2f}x")
     for out in outs.values():
         out.unlink(missing_ok=True)
 
