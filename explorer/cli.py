@@ -352,14 +352,20 @@ def _engine_options(sub: argparse.ArgumentParser) -> None:
     )
 
 
+# Each worker holds a batch or two and the pages it writes of what it shares with the
+# command: more of them than CPUs gains nothing, and this many bounds their memory.
+MAX_WORKERS = 64
+
+
 def _workers_option(sub: argparse.ArgumentParser, doing: str) -> None:
     sub.add_argument(
         "--workers",
-        type=partial(_positive, maximum=256),
-        default=cpus(),
+        type=partial(_positive, maximum=MAX_WORKERS),
+        default=min(cpus(), MAX_WORKERS),
         metavar="N",
-        help=f"processes that {doing} on this machine, batch by batch (default: its CPUs, "
-        f"{cpus()} here; 1: this process alone); the same bytes whatever N",
+        help=f"processes that {doing} on this machine, batch by batch, at most "
+        f"{MAX_WORKERS} (default: its CPUs, {cpus()} here; 1: this process alone); the same "
+        "bytes whatever N",
     )
 
 

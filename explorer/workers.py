@@ -114,14 +114,22 @@ def _in_children(work: Callable[[int], T], count: int, workers: int) -> Generato
     handed = 0
     try:
         tasks_in, tasks_out = os.pipe()
-        for _ in range(workers):
-            ours, theirs = os.pipe()
-            pid = os.fork()
-            if pid == 0:  # pragma: no cover - the child (its results are what tests check)
-                _serve(work, tasks_in, theirs)
-            os.close(theirs)
-            children[ours] = pid
-        os.close(tasks_in)
+        try:
+            for _ in range(workers):
+                ours, theirs = os.pipe()
+                pid = os.fork()
+                if pid == 0:  # pragma: no cover - the child (tests check its results)
+                    _serve(work, tasks_in, theirs)
+                os.close(theirs)
+                children[ours] = pid
+        except OSError as error:  # no more processes or memory: EAGAIN, ENOMEM
+            raise ExplorerError(
+                ErrorCode.WORKER_LOST,
+                f"a worker process could not start ({error.strerror or error}); "
+                "--workers 1 does the work in this process",
+            ) from None
+        finally:
+            os.close(tasks_in)
         yield cast(T, None)  # started (`Spread.__call__` takes this before any result)
         with selectors.DefaultSelector() as ready:
             for fd in children:

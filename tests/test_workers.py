@@ -3,6 +3,7 @@ writes, refuse as one process refuses, and leave no process behind."""
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import time
@@ -118,6 +119,23 @@ def test_a_worker_that_dies_is_worker_lost() -> None:
     assert "--workers 1" in raised.value.detail
 
 
+def test_a_worker_that_cannot_start_is_worker_lost(monkeypatch: pytest.MonkeyPatch) -> None:
+    real_fork = os.fork
+    forks: list[int] = []
+
+    def fork_once() -> int:  # the second fork fails, as at a process limit
+        if forks:
+            raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+        forks.append(real_fork())
+        return forks[-1]
+
+    monkeypatch.setattr(os, "fork", fork_once)
+    with pytest.raises(ExplorerError) as raised:
+        list(Spread(2)(squares, 8))
+    assert raised.value.code is ErrorCode.WORKER_LOST
+    assert "could not start (Resource temporarily unavailable)" in raised.value.detail
+
+
 def test_closing_early_ends_the_workers() -> None:
     results = Spread(2)(squares, 50)
     assert next(results) == b""
@@ -213,7 +231,7 @@ def test_validate_with_workers_still_names_what_was_edited(
     assert checked.err.startswith("error: invalid_chunk_index: chunks[")
 
 
-@pytest.mark.parametrize("given", ["0", "-1", "x", "257"])
+@pytest.mark.parametrize("given", ["0", "-1", "x", "65"])
 def test_workers_must_be_a_sensible_count(make_manifest: ManifestBuilder, given: str) -> None:
     ran = run_cli("index", make_manifest(), "--workers", given)
     assert ran.code == 2
