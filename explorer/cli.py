@@ -361,12 +361,16 @@ def _workers_option(sub: argparse.ArgumentParser, doing: str) -> None:
     sub.add_argument(
         "--workers",
         type=partial(_positive, maximum=MAX_WORKERS),
-        default=min(cpus(), MAX_WORKERS),
         metavar="N",
         help=f"processes that {doing} on this machine, batch by batch, at most "
         f"{MAX_WORKERS} (default: its CPUs, {cpus()} here; 1: this process alone); the same "
         "bytes whatever N",
     )
+
+
+def _spread(args: argparse.Namespace) -> Spread:
+    """`--workers`, by default the CPUs this process may use (up to `MAX_WORKERS`)."""
+    return Spread(args.workers or min(cpus(), MAX_WORKERS))
 
 
 def _ray_run(args: argparse.Namespace) -> RayRun:
@@ -770,7 +774,7 @@ def _index(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         config, given = _one_config(args), None
         _, load = _load(args, stderr)
     documents = _readable(load, config, stderr)
-    limits, spread = _limits(args), Spread(args.workers)
+    limits, spread = _limits(args), _spread(args)
     write = partial(write_index, documents, config, limits=limits, given=given, spread=spread)
     _emit(write, args.out, stdout)
     return 0
@@ -781,6 +785,11 @@ def _index_on_ray(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
 
     if args.chunks:
         raise ExplorerError(ErrorCode.USAGE, "--engine ray indexes a --policy, not --chunks")
+    if args.workers is not None:
+        raise ExplorerError(
+            ErrorCode.USAGE,
+            "--workers is for --engine local; on Ray the cluster's CPUs are the workers",
+        )
     config = _one_config(args)  # refused before Ray starts
     notes = partial(print, file=stderr)
     write = partial(ray_write_index, _ray_run(args), config, args.skip_failed, notes)
@@ -793,7 +802,7 @@ def _validate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         with args.file.open("rb") as handle:
             documents = max(MAX_INPUT_FILE_BYTES, 2 * args.max_total_bytes)
             index = validate_index_file(
-                handle, _limits(args), MAX_INPUT_FILE_BYTES, documents, Spread(args.workers)
+                handle, _limits(args), MAX_INPUT_FILE_BYTES, documents, _spread(args)
             )
     except OSError as error:
         raise io_error("read index file", args.file, error) from None

@@ -20,6 +20,7 @@ import signal
 from collections.abc import Callable, Generator, Iterable
 from contextlib import suppress
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, TypeVar, cast
 
 from .errors import ErrorCode, ExplorerError
@@ -27,35 +28,44 @@ from .errors import ErrorCode, ExplorerError
 T = TypeVar("T")
 
 # A call's outcome as a child sends it, in plain values (an exception's own pickling may
-# not round-trip): ("value", value, ""), ("refused", code, detail) or ("failed", None,
-# description) for anything else raised.
+# not round-trip): ("value", value, ""), ("refused", code, detail), ("raised", error,
+# description) for one of Python's own exceptions when asked for (`outcome`), or
+# ("failed", None, description) for anything else raised.
 Outcome = tuple[str, object, str]
 _LENGTH = 8  # the bytes before each pickled frame: its length
 _ITEM = 4  # the bytes of an item's number, as the children take them
 _AHEAD = 4  # items handed out per child past the one awaited
+_PR_SET_PDEATHSIG = 1  # <sys/prctl.h>
 
 
 class Failed(Exception):
     """The call raised something other than an `ExplorerError`: its type and message."""
 
 
-def outcome(function: Callable[..., object], *args: Any) -> Outcome:
-    """`function(*args)` as plain values, whatever it raises (even RecursionError)."""
+def outcome(function: Callable[..., object], *args: Any, builtin: bool = False) -> Outcome:
+    """`function(*args)` as plain values, whatever it raises (even RecursionError); with
+    `builtin`, one of Python's own exceptions (a `ValueError`…) is kept as it was, so
+    that the caller handles it as if the call had been its own."""
     try:
         return ("value", function(*args), "")
     except ExplorerError as error:
         return ("refused", error.code.value, error.detail)
     except BaseException as error:
+        own = builtin and type(error).__module__ == "builtins"
+        if own and all(isinstance(arg, str | int | bytes) for arg in error.args):
+            return ("raised", error, describe_failure(error))
         return ("failed", None, describe_failure(error))
 
 
 def unpacked(answer: Outcome) -> object:
-    """The value of an outcome, or what it raised: the `ExplorerError` as it was, or
-    `Failed`."""
+    """The value of an outcome, or what it raised: the `ExplorerError` as it was, one of
+    Python's own exceptions as it was, or `Failed`."""
     kind, value, detail = answer
     if kind == "refused":
         raise ExplorerError(ErrorCode(str(value)), detail)
-    if kind == "failed":
+    if kind == "raised" and isinstance(value, BaseException):
+        raise value
+    if kind in ("failed", "raised"):
         raise Failed(detail)
     return value
 
@@ -109,41 +119,37 @@ def _in_children(work: Callable[[int], T], count: int, workers: int) -> Generato
     past the one it waits for, so it never holds more results than that."""
     children: dict[int, int] = {}  # each child's result pipe: its pid
     stopped: set[int] = set()  # the pipes of children that sent a refusal and stopped
-    tasks_out = -1
     results: dict[int, Outcome] = {}
     handed = 0
-    try:
-        tasks_in, tasks_out = os.pipe()
+    tasks_in, tasks_out = os.pipe()
+
+    def hand(upto: int) -> None:
+        """Item numbers into the pipe up to `upto`; the pipe closed once all are in, or
+        once no child is left to read it (what they sent is read all the same)."""
+        nonlocal handed, tasks_out
+        if tasks_out < 0:
+            return
         try:
-            for _ in range(workers):
-                ours, theirs = os.pipe()
-                pid = os.fork()
-                if pid == 0:  # pragma: no cover - the child (tests check its results)
-                    _serve(work, tasks_in, theirs)
-                os.close(theirs)
-                children[ours] = pid
-        except OSError as error:  # no more processes or memory: EAGAIN, ENOMEM
-            raise ExplorerError(
-                ErrorCode.WORKER_LOST,
-                f"a worker process could not start ({error.strerror or error}); "
-                "--workers 1 does the work in this process",
-            ) from None
-        finally:
-            os.close(tasks_in)
-        yield cast(T, None)  # started (`Spread.__call__` takes this before any result)
+            while handed < min(count, upto):
+                os.write(tasks_out, handed.to_bytes(_ITEM, "little"))
+                handed += 1
+        except BrokenPipeError:
+            handed = count  # no child reads: nothing more can be handed out
+        if handed == count:
+            os.close(tasks_out)  # each child ends at its next read
+            tasks_out = -1
+
+    try:
+        _fork(work, workers, tasks_in, children)
+        os.close(tasks_in)
+        tasks_in = -1
+        hand(_AHEAD * workers)
+        yield cast(T, None)  # at work (`Spread.__call__` takes this before any result)
         with selectors.DefaultSelector() as ready:
             for fd in children:
                 ready.register(fd, selectors.EVENT_READ)
             for item in range(count):
-                while handed < min(count, item + _AHEAD * workers):
-                    try:
-                        os.write(tasks_out, handed.to_bytes(_ITEM, "little"))
-                    except BrokenPipeError:  # no child is left to take it
-                        raise _lost(children.values()) from None
-                    handed += 1
-                if handed == count and tasks_out >= 0:
-                    os.close(tasks_out)  # each child ends at its next read
-                    tasks_out = -1
+                hand(item + _AHEAD * workers)
                 while item not in results:
                     for key, _ in ready.select():
                         fd = int(key.fd)
@@ -163,8 +169,9 @@ def _in_children(work: Callable[[int], T], count: int, workers: int) -> Generato
                             stopped.add(fd)
                 yield cast(T, unpacked(results.pop(item)))
     finally:
-        if tasks_out >= 0:
-            os.close(tasks_out)
+        for fd in (tasks_in, tasks_out):
+            if fd >= 0:
+                os.close(fd)
         for fd, pid in children.items():
             os.close(fd)
             with suppress(ProcessLookupError):
@@ -173,13 +180,50 @@ def _in_children(work: Callable[[int], T], count: int, workers: int) -> Generato
                 os.waitpid(pid, 0)
 
 
-def _serve(work: Callable[[int], object], tasks: int, fd: int) -> None:  # pragma: no cover
+# What a child does not take from the command's terminal or from a `kill`: the command
+# takes it and ends its children (and they end with it: `_end_with`).
+_HELD = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT}
+
+
+def _fork(
+    work: Callable[[int], object], workers: int, tasks: int, children: dict[int, int]
+) -> None:
+    """`workers` children serving `work`, each with its result pipe in `children`; the
+    signals above held while they fork, so that none runs this process's handlers."""
+    parent = os.getpid()
+    _prctl()  # found once, here, not in each child
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+    try:
+        for _ in range(workers):
+            ours, theirs = os.pipe()
+            try:
+                pid = os.fork()
+            except OSError as error:  # no more processes or memory: EAGAIN, ENOMEM
+                os.close(ours)
+                os.close(theirs)
+                raise ExplorerError(
+                    ErrorCode.WORKER_LOST,
+                    f"a worker process could not start ({error.strerror or error}); "
+                    "--workers 1 does the work in this process",
+                ) from None
+            if pid == 0:  # pragma: no cover - the child (tests check its results)
+                _serve(work, tasks, theirs, parent)
+            os.close(theirs)
+            children[ours] = pid
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _serve(
+    work: Callable[[int], object], tasks: int, fd: int, parent: int
+) -> None:  # pragma: no cover
     """The child: item after item taken from `tasks`, done and sent on `fd`, until the
     pipe of items closes; then gone (never back to the caller's code). It keeps no
     descriptor but the standard three and these two, so it dies of a closed pipe when
     the parent dies, and holds open no pipe of the parent's."""
-    code = 0
+    code = 1
     try:
+        _end_with(parent)
         keep_only(tasks, fd)
         # What the parent built is read, never freed, here: out of the collector's sight,
         # it is neither walked again nor copied page by page.
@@ -189,17 +233,39 @@ def _serve(work: Callable[[int], object], tasks: int, fd: int) -> None:  # pragm
             # fewer than PIPE_BUF bytes are atomic), so no two children take one item.
             while len(taken := os.read(tasks, _ITEM)) == _ITEM:
                 item = int.from_bytes(taken, "little")
-                answer = outcome(work, item)
+                answer = outcome(work, item, builtin=True)
                 data = pickle.dumps((item, answer), protocol=pickle.HIGHEST_PROTOCOL)
                 pipe.write(len(data).to_bytes(_LENGTH, "little"))
                 pipe.write(data)
                 pipe.flush()
                 if answer[0] != "value":
                     break
-    except BaseException:
-        code = 1
+        code = 0
     finally:
         os._exit(code)
+
+
+def _end_with(parent: int) -> None:  # pragma: no cover - in a child
+    """Linux's PR_SET_PDEATHSIG: the kernel kills this child when the command dies, by
+    SIGKILL or SIGTERM too, whose ends run none of its cleanup; a child whose command
+    died before this took hold ends now."""
+    prctl = _prctl()
+    if prctl is not None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+@cache
+def _prctl() -> Callable[[int, int], int] | None:
+    """The C library's `prctl`, where there is one (Linux)."""
+    import ctypes
+
+    try:
+        function: Callable[[int, int], int] = ctypes.CDLL(None, use_errno=True).prctl
+    except (AttributeError, OSError):
+        return None
+    return function
 
 
 def _frame(fd: int) -> tuple[int, Outcome] | None:

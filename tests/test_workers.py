@@ -6,8 +6,11 @@ from __future__ import annotations
 import errno
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
@@ -94,15 +97,65 @@ def test_a_refusal_is_raised_in_order_after_the_results_before_it() -> None:
     assert taken == [0, 1, 2, 3, 4]
 
 
+class Odd(Exception):
+    """Not one of Python's own: its pickling is not trusted across processes."""
+
+
 def fail_at_two(item: int) -> int:
     if item == 2:
         raise KeyError("no such thing")
+    if item == 3:
+        raise Odd("an odd one")
     return item
 
 
-def test_anything_else_raised_is_failed_with_its_type() -> None:
-    with pytest.raises(Failed, match="KeyError: 'no such thing'"):
-        list(Spread(2)(fail_at_two, 4))
+def test_pythons_own_exceptions_come_back_as_they_were_and_others_as_failed() -> None:
+    """As in one process, a `ValueError` (a lone surrogate) or a `KeyError` can be caught
+    by its type; another exception is `Failed`, naming its type."""
+    with pytest.raises(KeyError, match="no such thing"):
+        list(Spread(2)(fail_at_two, 3))
+    with pytest.raises(Failed, match=r"tests\.test_workers\.Odd: an odd one"):
+        list(Spread(2)(lambda item: fail_at_two(item + 1 if item == 2 else item), 4))
+
+
+def touch(item: int) -> int:
+    (MARKS / f"started.{item}").touch()
+    return item
+
+
+MARKS = Path("/nonexistent")
+
+
+def test_workers_are_at_work_before_the_first_result_is_asked_for(tmp_path: Path) -> None:
+    """`write_index` starts its workers, then writes the documents: they cut meanwhile."""
+    global MARKS
+    MARKS = tmp_path
+    results = Spread(2)(touch, 6)
+    deadline = time.monotonic() + 5
+    while len(list(tmp_path.iterdir())) < 6 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(list(tmp_path.iterdir())) == 6  # before a single result was taken
+    assert list(results) == list(range(6))
+
+
+def refuse_from_two(item: int) -> int:
+    if item == 0:
+        time.sleep(0.3)
+    if item >= 2:
+        raise ExplorerError(ErrorCode.TOO_MANY_CHUNKS, f"item {item}")
+    return item
+
+
+def test_results_sent_before_every_worker_stopped_are_still_taken() -> None:
+    """Both workers stop at a refusal while a slow consumer is still at item 0: items 0
+    and 1, then the refusal of item 2, as in one process."""
+    taken: list[int] = []
+    with pytest.raises(ExplorerError) as raised:
+        for value in Spread(2)(refuse_from_two, 20):
+            taken.append(value)
+            time.sleep(0.1)  # a consumer that writes each result
+    assert taken == [0, 1]
+    assert (raised.value.code, raised.value.detail) == (ErrorCode.TOO_MANY_CHUNKS, "item 2")
 
 
 def die_at_three(item: int) -> int:
@@ -236,3 +289,51 @@ def test_workers_must_be_a_sensible_count(make_manifest: ManifestBuilder, given:
     ran = run_cli("index", make_manifest(), "--workers", given)
     assert ran.code == 2
     assert "--workers" in ran.err
+
+
+def ended(pid: int) -> bool:
+    """Gone, or dead and waiting to be reaped by whoever adopted it."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
+def test_workers_end_with_a_command_that_is_killed(
+    make_manifest: ManifestBuilder, tmp_path: Path, how: signal.Signals
+) -> None:
+    """A command killed outright runs none of its cleanup: the kernel ends its workers
+    (PR_SET_PDEATHSIG), so none goes on cutting, nor holds the command's output open."""
+    # Two documents of 12 MB: each keeps a worker busy for seconds.
+    pages = sorted((ROOT / "fixtures" / "markdown-docs").rglob("*.md"))
+    text = b"\n\n".join(page.read_bytes() for page in pages)
+    manifest = make_manifest({f"big{n}.md": text * 42 for n in range(2)})
+    policy = ["--policy", "heading-aware", "--max-tokens", "64", "--grammar", "markdown"]
+    out = ["--out", str(tmp_path / "index.json"), "--max-document-bytes", str(32 * 2**20)]
+    command = [sys.executable, "-m", "explorer", "index", str(manifest), *policy, *out]
+    command += ["--workers", "2", "--max-document-chunks", "1000000"]
+    running = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    workers: set[int] = set()
+    deadline = time.monotonic() + 30
+    while len(workers) < 2 and running.poll() is None and time.monotonic() < deadline:
+        tasks = Path(f"/proc/{running.pid}/task")
+        with suppress(OSError):
+            for task in tasks.iterdir():
+                workers.update(int(pid) for pid in (task / "children").read_text().split())
+        time.sleep(0.005)
+    assert len(workers) == 2, "the command ended before its workers were seen"
+    running.send_signal(how)
+    running.wait(timeout=30)
+    deadline = time.monotonic() + 1
+    while not all(map(ended, workers)) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert all(map(ended, workers))
+    running.communicate(timeout=1)  # its output closed: no worker holds it open
+
+
+def test_ray_takes_no_workers(make_manifest: ManifestBuilder) -> None:
+    ran = run_cli("index", make_manifest(), "--engine", "ray", "--workers", "2")
+    assert ran.code == 2
+    assert ran.err.startswith("error: usage: --workers is for --engine local")
