@@ -7,7 +7,7 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Sequence
-from itertools import pairwise
+from itertools import accumulate, pairwise
 from pathlib import Path
 
 import pytest
@@ -161,7 +161,7 @@ def test_impossible_sizes_are_refused(size: int, overlap: int) -> None:
 
 
 class CountingEncoding:
-    """Counts how many characters are given to the encoder."""
+    """Counts how many characters are given to the encoder the module counts with."""
 
     def __init__(self) -> None:
         self.encoded = 0
@@ -170,19 +170,52 @@ class CountingEncoding:
         self.encoded += len(text)
         return ENCODING.encode_ordinary(text)
 
-    def decode_tokens_bytes(self, tokens: list[int]) -> list[bytes]:
-        return ENCODING.decode_tokens_bytes(tokens)
+
+# Lines of prose, code and other scripts, with and without blank lines between.
+LINES = "Some prose, 日本語, 👍🏽 and code `x = 1`.\n\n  indented line\n- an item\n\n"
 
 
-@pytest.mark.parametrize("size", [1, 7, 200, 5000])
-def test_cutting_is_linear(monkeypatch: pytest.MonkeyPatch, size: int) -> None:
-    """Each character is encoded a bounded number of times, whatever the size."""
-    text = ("Some prose, 日本語, 👍🏽 and code `x = 1`.\n\n" * 6000)[:200_000]
+@pytest.mark.parametrize(("size", "most"), [(1, 2), (7, 2), (200, 1.15), (5000, 1.01)])
+def test_cutting_is_linear(monkeypatch: pytest.MonkeyPatch, size: int, most: float) -> None:
+    """Each character is encoded a bounded number of times, whatever the size; windows
+    of many lines are not encoded again but for their first and last lines."""
+    text = (LINES * 4000)[:200_000]
     counting = CountingEncoding()
-    monkeypatch.setattr(tokens, "_encoding", lambda: counting)
+    monkeypatch.setattr(tokens, "_counter", lambda: counting)
     windows = token_windows(text, 0, len(text), size)
-    assert windows[-1][1] == len(text)
-    assert counting.encoded <= 3 * len(text)
+    check_tiling(text, 0, len(text), windows, size)
+    assert 0 < counting.encoded <= most * len(text)
+
+
+lined_texts = st.lists(
+    st.one_of(st.sampled_from([*AWKWARD, "\n", "\n\n", " \n", "\t\n", "- ", "# "]), texts),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(lined_texts, st.data())
+def test_a_window_counts_as_its_text_on_its_own(text: str, data: st.DataObject) -> None:
+    """A window between two of the span's token boundaries, its middle taken from the
+    span's tokens where counts add up, counts as its text encoded on its own."""
+    start = data.draw(st.integers(0, len(text)))
+    span = text[start:]
+    encoded = ENCODING.encode_ordinary(span)
+    lengths = [len(token) for token in ENCODING.decode_tokens_bytes(encoded)]
+    bounds = [0, *accumulate(lengths)]
+    raw = span.encode("utf-8")
+    # Token boundaries that fall between characters, as (byte, code point) of the span.
+    places = [
+        (offset, len(raw[:offset].decode("utf-8")))
+        for offset in bounds
+        if offset == len(raw) or not 0x80 <= raw[offset] < 0xC0
+    ]
+    first = data.draw(st.integers(0, len(places) - 1))
+    last = data.draw(st.integers(first, len(places) - 1))
+    (a_byte, a), (b_byte, b) = places[first], places[last]
+    window = tokens._Window(start + a, a_byte, start + b, b_byte)
+    ascii = len(raw) == len(span)
+    assert tokens._window_count(text, bounds, ascii, window) == independent_count(span[a:b])
 
 
 def test_counting_needs_no_network(tmp_path: Path) -> None:

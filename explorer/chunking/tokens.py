@@ -10,10 +10,11 @@ moved back to the start of that character.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from functools import cache
 from itertools import accumulate
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..grammars.units import Measures, Unit
 from ..grammars.v1 import Span
@@ -257,14 +258,70 @@ def _is_continuation(byte: int) -> bool:
     return 0x80 <= byte < 0xC0
 
 
+class _Window(NamedTuple):
+    """A window of a span, in code points of the text and in bytes of the span."""
+
+    start: int
+    start_byte: int
+    end: int
+    end_byte: int
+
+
+# The lines `_window_count` tries for the first and the last line where counts add up.
+_LINES_TRIED = 4
+
+
+def _line_where_counts_add_up(text: str, start: int, end: int) -> int | None:
+    """The start of one of the first lines that start in `text[start:end]` (after
+    `start`) where counts add up (`adds_up_at`), if one of them does."""
+    line = start
+    for _ in range(_LINES_TRIED):
+        line = text.find("\n", line, end) + 1
+        if line == 0:
+            return None
+        if adds_up_at(text, line, end):
+            return line
+    return None
+
+
+def _window_count(text: str, bounds: list[int], ascii: bool, window: _Window) -> int:
+    """`count_tokens` of a window of a span whose tokens start at byte offsets `bounds`
+    (`ascii`: the span's bytes are its code points).
+
+    Where the first line that starts inside the window and a later one both start at
+    places where counts add up (`adds_up_at`), the window's tokens between them are the
+    span's own (no piece of the span crosses either place), so only the text before the
+    first and after the last is encoded again; otherwise the whole window is.
+    """
+    start, end = window.start, window.end
+    first = _line_where_counts_add_up(text, start, end)
+    if first is None:
+        return count_tokens(text[start:end])
+    last = first
+    line = end - 1
+    for _ in range(_LINES_TRIED):
+        line = text.rfind("\n", first, line)
+        if line < 0:
+            break
+        if adds_up_at(text, line + 1, end):
+            last = line + 1
+            break
+    first_byte = window.start_byte + (
+        first - start if ascii else len(text[start:first].encode("utf-8"))
+    )
+    last_byte = window.end_byte - (end - last if ascii else len(text[last:end].encode("utf-8")))
+    middle = bisect_left(bounds, last_byte) - bisect_left(bounds, first_byte)
+    return count_tokens(text[start:first]) + middle + count_tokens(text[last:end])
+
+
 def token_windows(text: str, start: int, end: int, size: int, overlap: int = 0) -> list[Span]:
     """`Unit.cut` in tokens: each window counts at most `size` tokens on its own.
 
     The span is encoded once; its token boundaries propose where each window ends.
     Tokens do not simply add up (a window encoded on its own may merge or split
-    differently at its edges), so each proposal is counted again on its own and moved
-    back by the excess until it fits. Each character is encoded about twice in all:
-    linear time, with no re-encoding of a prefix.
+    differently at its edges), so each proposal is counted on its own
+    (`_window_count`: its edges again, its middle from the span's tokens) and moved back
+    by the excess until it fits: linear time, with no re-encoding of a prefix.
     """
     _check(size, overlap)
     if start >= end:
@@ -276,6 +333,7 @@ def token_windows(text: str, start: int, end: int, size: int, overlap: int = 0) 
     bounds = [0, *accumulate(map(_token_lengths().__getitem__, tokens))]
     last = len(tokens)
     total = len(data)
+    ascii = total == end - start
 
     def char_start(offset: int) -> int:
         """The byte offset of the character that holds byte `offset`."""
@@ -302,7 +360,8 @@ def token_windows(text: str, start: int, end: int, size: int, overlap: int = 0) 
                 stop_char = first_char + 1
                 break
             stop_char = first_char + len(data[first_byte:stop_byte].decode("utf-8"))
-            excess = count_tokens(text[first_char:stop_char]) - size
+            window = _Window(first_char, first_byte, stop_char, stop_byte)
+            excess = _window_count(text, bounds, ascii, window) - size
             if excess <= 0:
                 break
             stop_token = max(stop_token - excess, token)
