@@ -40,6 +40,7 @@ from .chunking.policies import LIBRARY_POLICIES, POLICIES, make_config, require_
 from .errors import ErrorCode, ExplorerError
 from .grammars import GRAMMARS, V1_GRAMMAR, Grammar
 from .limits import DEFAULT_LIMITS, Limits
+from .memo import derived_once
 from .sources.documents import DocumentRecord
 from .sources.loading import DEFAULT_MAX_DOCUMENT_BYTES, LoadResult, decode_source
 from .sources.manifest import Manifest, SpanCheck
@@ -413,7 +414,8 @@ def run_column(
     its span checks."""
     cut = readable(documents, config, name)
     documents, notes = cut.required(), cut.notes
-    index = validate_index(build_index(documents, config, limits), limits)
+    with derived_once():  # the validation rebuilds from the sections the build found
+        index = validate_index(build_index(documents, config, limits), limits)
     results = evaluate_checks(checks, index["chunks"], limits)
     flags = _flags(documents, index["chunks"], config)
     result = _policy_result(
@@ -470,17 +472,19 @@ def explore(
     run: ColumnRunner = run_column,
     run_import: ImportRunner = import_column,
 ) -> Exploration:
-    """The pipeline: resolve the checks, build and validate each column, run the checks."""
+    """The pipeline: resolve the checks, build and validate each column, run the checks.
+    Each grammar parses a document once for all the columns (`derived_once`)."""
     _require_documents(load)
     resolved, skipped = resolve_checks(load, checks)
-    columns = tuple(
-        run(name, load.documents, resolved, config, limits)
-        for name, config in zip(settings.config_names, settings.configs, strict=True)
-    )
-    imported = tuple(
-        run_import(chunk_file, load.documents, resolved, limits)
-        for chunk_file in settings.chunk_files
-    )
+    with derived_once():
+        columns = tuple(
+            run(name, load.documents, resolved, config, limits)
+            for name, config in zip(settings.config_names, settings.configs, strict=True)
+        )
+        imported = tuple(
+            run_import(chunk_file, load.documents, resolved, limits)
+            for chunk_file in settings.chunk_files
+        )
     return Exploration(load, resolved, skipped, columns + imported)
 
 

@@ -60,6 +60,7 @@ def test_a_step_that_cannot_scroll_marks_the_chunk_it_reached(page: Page) -> Non
     view = page.locator(".cbx-view[data-policy='heading-aware']")
     expect(view).to_be_visible(timeout=30_000)
     wait_idle(page)
+    page.wait_for_function("() => window.cbxNav && window.cbxNav.send")  # the script is in
     doc = view.locator(".cbx-doc")
     assert doc.evaluate("d => d.scrollHeight <= d.clientHeight")  # nothing to scroll
     view.get_by_role("button", name="↓ next boundary").click()

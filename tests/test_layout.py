@@ -13,7 +13,7 @@ PACKAGE = Path(explorer.__file__).parent
 # Sources load a document once for every column; whether a grammar reads it is the
 # column's question (chunking), so grammars come after sources.
 STAGES = (
-    ("errors", "digests", "jsonio", "limits", "models", "plugins", "workers"),
+    ("errors", "digests", "jsonio", "limits", "memo", "models", "plugins", "workers"),
     ("sources",),
     ("grammars",),
     ("chunking",),

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ..grammars.units import Measures, Unit
 from ..grammars.v1 import Span
+from ..memo import once
 
 if TYPE_CHECKING:
     import riptoken
@@ -140,44 +141,52 @@ class Tokens:
         without its gap. A count `known` is not taken again: the part before the last
         piece counts that less the last piece's. Every text is counted once (a gap or
         a last piece that recurs, once in all). riptoken's batch (threads) cost more CPU
-        time than it saved on this 2-core machine, so the counts are taken in turn."""
-        encode = _counter().encode_ordinary
-        counted: dict[str, int] = {"": 0}
-
-        def count(start: int, end: int) -> int:
-            piece = text[start:end]
-            found = counted.get(piece)
-            if found is None:
-                found = counted[piece] = len(encode(piece))
-            return found
-
-        costs: list[int] = []
-        gaps: list[int] = []
-        joined: list[int] = [0]
-        breaks: list[int] = [0]
-        last_unit = len(units) - 1
-        for position, (start, end) in enumerate(units):
-            following = units[position + 1][0] if position < last_unit else end
-            cost = known[position] if known else None
-            tail = _last_piece(text, start, end) if following > end else None
-            if tail is None:
-                cost = count(start, end) if cost is None else cost
-                # The unit with the gap after it.
-                step = cost if following == end else count(start, following)
-            else:
-                body = count(start, tail) if cost is None else cost - count(tail, end)
-                cost = body + count(tail, end)
-                step = body + count(tail, following)
-            costs.append(cost)
-            gaps.append(count(end, following) if following > end else 0)
-            if position < last_unit:
-                joined.append(joined[-1] + step)
-                fits = adds_up_at(text, following, units[position + 1][1])
-                breaks.append(breaks[-1] + (0 if fits else 1))
-        return Measures(costs, gaps, joined, breaks)
+        time than it saved on this 2-core machine, so the counts are taken in turn.
+        Within `derived_once` the same units of a text are measured once (every size,
+        and a validation's rebuild, measure a section's blocks alike)."""
+        what = ("tokens", tuple(units), tuple(known))
+        return once(text, what, lambda: _measure_tokens(text, units, known))
 
     def cut(self, text: str, start: int, end: int, size: int, overlap: int = 0) -> Iterator[Span]:
         return iter(token_windows(text, start, end, size, overlap))
+
+
+def _measure_tokens(text: str, units: Sequence[Span], known: Sequence[int | None]) -> Measures:
+    """`Tokens.measure_units`, measured afresh."""
+    encode = _counter().encode_ordinary
+    counted: dict[str, int] = {"": 0}
+
+    def count(start: int, end: int) -> int:
+        piece = text[start:end]
+        found = counted.get(piece)
+        if found is None:
+            found = counted[piece] = len(encode(piece))
+        return found
+
+    costs: list[int] = []
+    gaps: list[int] = []
+    joined: list[int] = [0]
+    breaks: list[int] = [0]
+    last_unit = len(units) - 1
+    for position, (start, end) in enumerate(units):
+        following = units[position + 1][0] if position < last_unit else end
+        cost = known[position] if known else None
+        tail = _last_piece(text, start, end) if following > end else None
+        if tail is None:
+            cost = count(start, end) if cost is None else cost
+            # The unit with the gap after it.
+            step = cost if following == end else count(start, following)
+        else:
+            body = count(start, tail) if cost is None else cost - count(tail, end)
+            cost = body + count(tail, end)
+            step = body + count(tail, following)
+        costs.append(cost)
+        gaps.append(count(end, following) if following > end else 0)
+        if position < last_unit:
+            joined.append(joined[-1] + step)
+            fits = adds_up_at(text, following, units[position + 1][1])
+            breaks.append(breaks[-1] + (0 if fits else 1))
+    return Measures(costs, gaps, joined, breaks)
 
 
 # A line's first character that is not a space or a tab, if it is not whitespace.

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from ..memo import once
 from . import v1 as grammar
 from .units import Unit
 from .v1 import Piece, Span
@@ -70,10 +71,11 @@ class V1:
         grammar.require_heading(text)
 
     def sections(self, text: str) -> Sequence[GrammarSection]:
-        return grammar.sections(text)
+        grammar.require_heading(text)
+        return self.any_sections(text)
 
     def any_sections(self, text: str) -> Sequence[GrammarSection]:
-        return grammar.headed_sections(text)
+        return once(text, self.name, lambda: tuple(grammar.headed_sections(text)))
 
 
 class Markdown:
@@ -91,7 +93,7 @@ class Markdown:
     def sections(self, text: str) -> Sequence[GrammarSection]:
         from . import markdown as markdown_grammar
 
-        return markdown_grammar.sections(text)
+        return once(text, self.name, lambda: tuple(markdown_grammar.sections(text)))
 
     def any_sections(self, text: str) -> Sequence[GrammarSection]:
         return self.sections(text)

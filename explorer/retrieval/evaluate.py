@@ -22,8 +22,10 @@ from ..chunking.index import ChunkRecord, GivenSpans, build_index, readable
 from ..chunking.policies import LIBRARY_POLICIES, POLICIES, make_config
 from ..errors import ErrorCode, ExplorerError
 from ..limits import DEFAULT_LIMITS, Limits
+from ..memo import derived_once
 from ..models import strict_shape
 from ..pipeline import Settings
+from ..sources.documents import DocumentRecord
 from ..sources.loading import LoadResult
 from .metrics import score
 from .questions import PlacedQuestion, QuestionSet, place_questions, require_written
@@ -223,27 +225,39 @@ def evaluate(
         placement = place(chunk_file, load.documents, limits)
         built.append((chunk_file.name, placement.config, placement.spans))
     policies: list[PolicyEvaluation] = []
-    for name, config, given in built:
-        cut = readable(load.documents, config, name)
-        if not cut.documents:  # its grammar reads none: measured as retrieving nothing
-            results = [question_result(question, []) for question in placed]
-            policies.append(policy_evaluation(name, config.as_json(), "", results, 0, 0, cut.notes))
-            continue
-        index = validate_index(build_index(cut.documents, config, limits, given), limits)
-        chunks = index["chunks"]
-        try:
-            results = evaluate_chunks(chunks, placed, search, k, limits)
-        except ExplorerError as error:
-            if error.code is not ErrorCode.EMBEDDING_FAILED:
-                raise
-            raise ExplorerError(error.code, f"column {name!r}: {error.detail}") from None
-        chars = sum(c["end"] - c["start"] for c in chunks)
-        policies.append(
-            policy_evaluation(
-                name, index["config"], index["index_id"], results, len(chunks), chars, cut.notes
-            )
-        )
+    with derived_once():  # each document parsed once for every column and size
+        for name, config, given in built:
+            policies.append(_policy(name, config, given, load.documents, placed, search, k, limits))
     return evaluation_of(retriever_name, k, policies)
+
+
+def _policy(
+    name: str,
+    config: ChunkConfig,
+    given: GivenSpans | None,
+    documents: Sequence[DocumentRecord],
+    placed: Sequence[PlacedQuestion],
+    search: Retriever,
+    k: int,
+    limits: Limits,
+) -> PolicyEvaluation:
+    """One column's evaluation: its index built and validated, every question searched."""
+    cut = readable(documents, config, name)
+    if not cut.documents:  # its grammar reads none: measured as retrieving nothing
+        results = [question_result(question, []) for question in placed]
+        return policy_evaluation(name, config.as_json(), "", results, 0, 0, cut.notes)
+    index = validate_index(build_index(cut.documents, config, limits, given), limits)
+    chunks = index["chunks"]
+    try:
+        results = evaluate_chunks(chunks, placed, search, k, limits)
+    except ExplorerError as error:
+        if error.code is not ErrorCode.EMBEDDING_FAILED:
+            raise
+        raise ExplorerError(error.code, f"column {name!r}: {error.detail}") from None
+    chars = sum(c["end"] - c["start"] for c in chunks)
+    return policy_evaluation(
+        name, index["config"], index["index_id"], results, len(chunks), chars, cut.notes
+    )
 
 
 def policy_evaluation(
