@@ -6,6 +6,9 @@
    through the verified loader; those without a leading heading are refused, as grammar
    v1 says. Then each policy builds a full index (identities included) and, separately,
    validation rebuilds and checks it.
+   Heading-aware in 256 tokens under the markdown grammar on every file, the same; and
+   one exploration (the app's page: four columns, each built and validated) under the
+   markdown grammar, in characters and in tokens.
 2. Single documents of 1, 2 and 4 MiB cut from the corpus: the 4 MiB / 1 MiB time ratio
    shows whether the work grows linearly (4.0 is linear).
 3. Whole processes, as a person runs them: the corpus's loadable documents copied 6 and
@@ -44,13 +47,15 @@ from explorer import (
     make_config,
     validate_index,
 )
+from explorer.chunking.config import ChunkConfig
 from explorer.chunking.index import write_index
 from explorer.digests import sha_bytes
 from explorer.errors import ErrorCode
 from explorer.jsonio import dump_json
 from explorer.limits import MAX_CHUNKS_LIMIT, Limits
-from explorer.pipeline import unreadable_under_v1
+from explorer.pipeline import Settings, explore, unreadable_under_v1
 from explorer.sources.documents import document_record
+from explorer.sources.loading import LoadResult
 from explorer.sources.manifest import Manifest
 
 MIB = 1024 * 1024
@@ -122,17 +127,7 @@ def markdown_token_figures(folder: Path, corpus: list[DocumentRecord]) -> None:
     """Issue #10's goal: heading-aware in cl100k_base tokens under the markdown grammar,
     on every file of the corpus (all load under it), built and validated in process; and
     its 4 MiB / 1 MiB time ratio on one document."""
-    paths = sorted(p for p in folder.rglob("*.md") if p.parent != folder)
-    files = {str(p.relative_to(folder)): p.read_bytes() for p in paths}
-    manifest = Manifest(
-        manifest_version=1,
-        documents=[
-            ManifestDocument(source_id=path, version="1", path=path, sha256=sha_bytes(data))
-            for path, data in files.items()
-        ],
-    )
-    loaded = load_documents(manifest, MappingReader(files), max_bytes=64 * MIB)
-    documents = list(loaded.documents)
+    documents = list(markdown_load(folder).documents)
     size = megabytes(documents)
     config = make_config("heading-aware", max_tokens=256, grammar="markdown")
     index = build_index(documents, config, NO_LIMITS)
@@ -148,11 +143,53 @@ def markdown_token_figures(folder: Path, corpus: list[DocumentRecord]) -> None:
     rate = size / build
     print(f"\n## Issue #10: {config.label()}")
     print(
-        f"{len(documents)} of {len(files)} files load, {len(index['chunks'])} chunks; "
+        f"{len(documents)} files load, {len(index['chunks'])} chunks; "
         f"build {rate:.2f} MB/s (goal >= 10: {'met' if rate >= 10 else 'NOT MET'}), "
         f"validate {size / check:.2f} MB/s; one document: 1 MiB {one:.2f} s, "
         f"4 MiB / 1 MiB {four / one:.2f} (linear: 4)"
     )
+
+
+def markdown_load(folder: Path) -> LoadResult:
+    """Every file of the corpus, loaded (the markdown grammar reads them all)."""
+    paths = sorted(p for p in folder.rglob("*.md") if p.parent != folder)
+    files = {str(p.relative_to(folder)): p.read_bytes() for p in paths}
+    manifest = Manifest(
+        manifest_version=1,
+        documents=[
+            ManifestDocument(source_id=path, version="1", path=path, sha256=sha_bytes(data))
+            for path, data in files.items()
+        ],
+    )
+    return load_documents(manifest, MappingReader(files), max_bytes=64 * MIB)
+
+
+def exploration_figures(folder: Path) -> None:
+    """The app's page on the whole corpus under the markdown grammar: four columns
+    (fixed-char 500, paragraph, heading-aware 220 and 1,000; in tokens, a quarter of
+    each size), each built and validated, one parse and one count of each document
+    shared by all of them (`derived_once`)."""
+    load = markdown_load(folder)
+    size = megabytes(list(load.documents))
+    print(f"\n## One exploration (the app's page): {len(load.documents)} files, {size:.2f} MB")
+    for unit, divide in (("characters", 0), ("tokens", 4)):
+
+        def sized(name: str, chars: int, divide: int = divide) -> ChunkConfig:
+            if divide:
+                return make_config(name, max_tokens=chars // divide, grammar="markdown")
+            return make_config(name, chars, grammar="markdown")
+
+        settings = Settings(
+            (
+                sized("fixed-char", 500),
+                make_config("paragraph", grammar="markdown"),
+                sized("heading-aware", 220),
+                sized("heading-aware", 1000),
+            )
+        )
+        seconds = best_seconds(partial(explore, load, [], settings), repeats=3)
+        labels = ", ".join(settings.config_names)
+        print(f"in {unit}: {seconds:.2f} s ({labels})")
 
 
 def single_document(corpus: list[DocumentRecord], size: int) -> DocumentRecord:
@@ -417,6 +454,7 @@ def main(argv: list[str]) -> int:
     print(f"refused: {refused or 'none'} (of {total} files)")
     corpus_figures(documents)
     markdown_token_figures(folder, documents)
+    exploration_figures(folder)
     ratio = scaling_figures(documents)
     figures, sizes = process_figures(folder, documents)
     goals(figures, sizes, ratio)

@@ -182,3 +182,30 @@ def test_within_a_block_the_blocks_of_a_section_are_counted_once(
     with derived_once():
         assert [built(docs, config) for config in sizes] == alone
     assert each == 4 * len(measured) > 0  # two sizes, each built and rebuilt
+
+
+@pytest.mark.parametrize(
+    ("module", "name", "config"),
+    [
+        (tokens, "token_windows", make_config("fixed-char", max_tokens=4, grammar="markdown")),
+        (markdown, "split_block", make_config("heading-aware", 12, grammar="markdown")),
+    ],
+)
+def test_within_a_block_windows_and_split_blocks_are_cut_once(
+    monkeypatch: pytest.MonkeyPatch, module: Any, name: str, config: ChunkConfig
+) -> None:
+    calls = []
+    cut = getattr(module, name)
+
+    def counted(*args: Any) -> Any:
+        calls.append(args)
+        return cut(*args)
+
+    monkeypatch.setattr(module, name, counted)
+    docs = documents()
+    alone = built(docs, config)
+    each = len(calls)
+    calls.clear()
+    with derived_once():
+        assert built(docs, config) == alone
+    assert each == 2 * len(calls) > 0  # built and rebuilt

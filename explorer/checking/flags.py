@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from ..chunking.config import ChunkConfig
 from ..chunking.index import ChunkRecord
 from ..chunking.tokens import count_tokens
+from ..memo import once
 from .report import FlagCounts
 
 OVER_SIZE, TINY, MID_SENTENCE, IN_CODE_BLOCK, DANGLING = (
@@ -148,7 +149,7 @@ def document_flags(
 ) -> list[tuple[str, ...]]:
     """Each of one document's chunks (in order) with its flags, in `FLAGS` order."""
     size, in_tokens = _measure(config)
-    fences = Fences.of(text)
+    fences = once(text, "fences", lambda: Fences.of(text))
     seen_sections: set[str] = set()
     flagged: list[tuple[str, ...]] = []
     for chunk in chunks:

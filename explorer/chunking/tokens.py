@@ -148,7 +148,9 @@ class Tokens:
         return once(text, what, lambda: _measure_tokens(text, units, known))
 
     def cut(self, text: str, start: int, end: int, size: int, overlap: int = 0) -> Iterator[Span]:
-        return iter(token_windows(text, start, end, size, overlap))
+        """`token_windows`, taken once per text within `derived_once`."""
+        what = ("windows", start, end, size, overlap)
+        return iter(once(text, what, lambda: tuple(token_windows(text, start, end, size, overlap))))
 
 
 def _measure_tokens(text: str, units: Sequence[Span], known: Sequence[int | None]) -> Measures:

@@ -22,6 +22,7 @@ from markdown_it import MarkdownIt
 from markdown_it_pyrs import MarkdownIt as MarkdownItRs
 from mdit_py_plugins.front_matter import front_matter_plugin
 
+from ..memo import once
 from .units import Measures, Unit
 from .v1 import Piece, Span
 
@@ -338,7 +339,8 @@ class MarkdownSection:
         a code block nested in it that fits in the size."""
         code = self.nested_code
         inside = code[bisect_left(code, (unit[0], 0)) : bisect_left(code, (unit[1], 0))]
-        return split_block(text, unit, size, measure, inside)
+        what = ("split", unit, size, measure.name, inside)
+        return once(text, what, lambda: split_block(text, unit, size, measure, inside))
 
 
 def line_starts(text: str) -> list[int]:
