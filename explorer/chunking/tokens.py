@@ -299,10 +299,12 @@ def _window_count(text: str, bounds: list[int], ascii: bool, window: _Window) ->
     """`count_tokens` of a window of a span whose tokens start at byte offsets `bounds`
     (`ascii`: the span's bytes are its code points).
 
-    Where the first line that starts inside the window and a later one both start at
-    places where counts add up (`adds_up_at`), the window's tokens between them are the
-    span's own (no piece of the span crosses either place), so only the text before the
-    first and after the last is encoded again; otherwise the whole window is.
+    Where one of the first lines that start inside the window (after its start) starts
+    at a place where counts add up (`adds_up_at`), and one of its last lines too, the
+    window's tokens between the two are the span's own (no piece of the window or of the
+    span crosses either place), so only the text before the first and after the last is
+    encoded again; otherwise the whole window is (`_LINES_TRIED` lines are tried at
+    each end).
     """
     start, end = window.start, window.end
     first = _line_where_counts_add_up(text, start, end)
