@@ -37,7 +37,8 @@ from tests.appserver import CHROMIUM_ARGS, IDLE, app_process, chromium_path
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpora" / "markdown-docs" / "rust-book"
 MIB = 1024 * 1024
-UPLOAD = "[data-testid='stSidebar'] [data-testid='stFileUploaderDropzoneInput']"
+# The manifest's uploader (the sidebar also holds the chunk files' uploader).
+UPLOAD = "[data-testid='stSidebar'] .st-key-upload [data-testid='stFileUploaderDropzoneInput']"
 
 
 def logged_seconds(at: AppTest) -> float:
@@ -217,12 +218,15 @@ def run_upload(browser: Browser, url: str, archive: Path) -> tuple[float, str]:
     page.wait_for_selector(IDLE, timeout=60_000)
     began = time.perf_counter()
     page.get_by_text("Upload files", exact=True).click()
+    page.locator(UPLOAD).wait_for(state="attached", timeout=60_000)
     page.locator(UPLOAD).set_input_files(str(archive))
     page.wait_for_timeout(1500)
     page.wait_for_selector(IDLE, timeout=900_000)
     page.wait_for_selector("[data-testid='stStatusWidget']", state="detached", timeout=900_000)
     seconds = time.perf_counter() - began
     result = outcome(page)
+    if result.startswith("0 drawn, 0 not drawn") and "refused" not in result:
+        raise SystemExit(f"{archive.name}: the upload drew nothing and was not refused")
     page.close()
     return seconds, result
 
