@@ -74,8 +74,9 @@ def best_seconds(work: Callable[[], object], repeats: int = REPEATS) -> float:
     return best
 
 
-def load_folder(folder: Path) -> tuple[list[DocumentRecord], int, dict[str, int]]:
-    # The corpus's documents lie in its sub-folders; SOURCES.md at its top describes it.
+def corpus_manifest(folder: Path) -> tuple[dict[str, bytes], Manifest]:
+    """The corpus's files by path, and a manifest of them. Its documents lie in its
+    sub-folders; SOURCES.md at its top describes it."""
     paths = sorted(p for p in folder.rglob("*.md") if p.parent != folder)
     files = {str(p.relative_to(folder)): p.read_bytes() for p in paths}
     manifest = Manifest(
@@ -85,6 +86,11 @@ def load_folder(folder: Path) -> tuple[list[DocumentRecord], int, dict[str, int]
             for path, data in files.items()
         ],
     )
+    return files, manifest
+
+
+def load_folder(folder: Path) -> tuple[list[DocumentRecord], int, dict[str, int]]:
+    files, manifest = corpus_manifest(folder)
     began = time.perf_counter()
     result = load_documents(manifest, MappingReader(files), max_bytes=64 * MIB)
     load_seconds = time.perf_counter() - began
@@ -152,15 +158,7 @@ def markdown_token_figures(folder: Path, corpus: list[DocumentRecord]) -> None:
 
 def markdown_load(folder: Path) -> LoadResult:
     """Every file of the corpus, loaded (the markdown grammar reads them all)."""
-    paths = sorted(p for p in folder.rglob("*.md") if p.parent != folder)
-    files = {str(p.relative_to(folder)): p.read_bytes() for p in paths}
-    manifest = Manifest(
-        manifest_version=1,
-        documents=[
-            ManifestDocument(source_id=path, version="1", path=path, sha256=sha_bytes(data))
-            for path, data in files.items()
-        ],
-    )
+    files, manifest = corpus_manifest(folder)
     return load_documents(manifest, MappingReader(files), max_bytes=64 * MIB)
 
 
