@@ -81,9 +81,29 @@ def encoding() -> tiktoken.Encoding:
     return _encoding()
 
 
+# riptoken encodes a pre-tokenizer piece of about 500 UTF-8 bytes or more otherwise than
+# tiktoken does (a 500-letter word, a long run of whitespace or of symbols: tests/
+# test_tokens.py). A piece is a run of letters, symbols or whitespace, with at most one
+# character before it and, after symbols, newlines; without a run of `_LONG` characters
+# of either kind it holds fewer than 5 x `_LONG` bytes (a character takes 4 at most),
+# and tiktoken itself encodes a text that has such a run. The pattern's `\s` is Unicode's
+# White_Space; Python's also takes U+001C-U+001F, which the pattern reads as symbols.
+_LONG = 64
+_NOT_WHITE = "[^\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+_LONG_RUN = re.compile(rf"(?<!{_NOT_WHITE}){_NOT_WHITE}{{{_LONG}}}|(?<!\s)\s{{{_LONG}}}")
+
+
+def _encode(text: str) -> list[int]:
+    """`encode_ordinary` of cl100k_base: riptoken's, or tiktoken's where riptoken may
+    differ (`_LONG_RUN`)."""
+    if len(text) >= _LONG and _LONG_RUN.search(text) is not None:
+        return _encoding().encode_ordinary(text)
+    return _counter().encode_ordinary(text)
+
+
 def count_tokens(text: str) -> int:
     """The number of cl100k_base tokens of `text` on its own."""
-    return len(_counter().encode_ordinary(text))
+    return len(_encode(text))
 
 
 def _check(size: int, overlap: int) -> None:
@@ -155,7 +175,7 @@ class Tokens:
 
 def _measure_tokens(text: str, units: Sequence[Span], known: Sequence[int | None]) -> Measures:
     """`Tokens.measure_units`, measured afresh."""
-    encode = _counter().encode_ordinary
+    encode = _encode
     counted: dict[str, int] = {"": 0}
 
     def count(start: int, end: int) -> int:
@@ -341,7 +361,7 @@ def token_windows(text: str, start: int, end: int, size: int, overlap: int = 0) 
         return []
     span = text[start:end]
     data = span.encode("utf-8")
-    tokens = _counter().encode_ordinary(span)
+    tokens = _encode(span)
     # bounds[i]: the byte offset in `data` where token i starts; the last is len(data).
     bounds = [0, *accumulate(map(_token_lengths().__getitem__, tokens))]
     last = len(tokens)
