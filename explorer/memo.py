@@ -54,3 +54,9 @@ def once(text: str, what: Hashable, derive: Callable[[], T]) -> T:
     value = derive()
     derived[key] = (text, value)
     return value
+
+
+def forget() -> None:
+    """In a child forked inside a block that outlives it (a library call's serving
+    child): drop what the parent had derived, which the child never reads."""
+    _DERIVED.set(None)

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from explorer import LoadResult, build_index, make_config, validate_index
-from explorer.chunking import tokens
+from explorer import LoadResult, build_index, make_config, memo, validate_index
+from explorer.chunking import deadline, tokens
 from explorer.chunking.config import ChunkConfig
 from explorer.errors import ErrorCode, ExplorerError
 from explorer.grammars import GRAMMARS, GrammarSection, markdown, v1
@@ -209,3 +209,18 @@ def test_within_a_block_windows_and_split_blocks_are_cut_once(
     with derived_once():
         assert built(docs, config) == alone
     assert each == 2 * len(calls) > 0  # built and rebuilt
+
+
+def _derived_here() -> bool:
+    """In the library calls' serving child: whether it holds anything derived."""
+    return memo._DERIVED.get() is not None
+
+
+def test_the_library_child_forked_in_a_block_keeps_nothing_of_it() -> None:
+    timed_out = lambda: ExplorerError(ErrorCode.USAGE, "timed out")  # noqa: E731
+    if deadline._child is not None:  # forked within the block below, not before
+        deadline._child.end()
+        deadline._child = None
+    with derived_once():
+        GRAMMARS["markdown"].sections(TEXTS[0])
+        assert deadline.call_within(30, timed_out, _derived_here) is False

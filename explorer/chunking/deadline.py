@@ -19,6 +19,7 @@ from multiprocessing.process import BaseProcess
 from typing import Any, TypeVar, cast
 
 from ..errors import ExplorerError
+from ..memo import forget
 from ..workers import Failed, Outcome, describe_failure, keep_only, outcome, unpacked
 
 T = TypeVar("T")
@@ -30,6 +31,7 @@ def _serve(connection: Connection) -> None:
     holds (to a browser's driver, to a reader of its output) must close when the parent
     closes it, not when this child ends."""
     keep_only(connection.fileno())
+    forget()  # what the parent derived in a block it forked this child in
     while True:
         try:
             function, args = connection.recv()

@@ -330,6 +330,8 @@ class _Window(NamedTuple):
     end_byte: int
 
 
+# A window shorter than this is counted whole: finding its lines would cost more.
+_SPLIT_WINDOW = 256
 # The lines `_window_count` tries for the first and the last line where counts add up.
 _LINES_TRIED = 4
 
@@ -425,8 +427,11 @@ def token_windows(text: str, start: int, end: int, size: int, overlap: int = 0) 
                 stop_char = first_char + 1
                 break
             stop_char = first_char + len(data[first_byte:stop_byte].decode("utf-8"))
-            window = _Window(first_char, first_byte, stop_char, stop_byte)
-            excess = _window_count(text, bounds, ascii, window) - size
+            if stop_char - first_char < _SPLIT_WINDOW:
+                excess = count_tokens(text[first_char:stop_char]) - size
+            else:
+                window = _Window(first_char, first_byte, stop_char, stop_byte)
+                excess = _window_count(text, bounds, ascii, window) - size
             if excess <= 0:
                 break
             stop_token = max(stop_token - excess, token)
