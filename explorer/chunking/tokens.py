@@ -206,8 +206,11 @@ class Tokens:
 
 
 def _measure_tokens(text: str, units: Sequence[Span], known: Sequence[int | None]) -> Measures:
-    """`Tokens.measure_units`, measured afresh."""
-    encode = _encode
+    """`Tokens.measure_units`, measured afresh. Every text counted lies between the first
+    unit's start and the last unit's end, so where that stretch holds no long piece, no
+    text counted does, and riptoken encodes each without the check."""
+    stretch = text[units[0][0] : units[-1][1]] if units else ""
+    encode = _encode if _may_hold_a_long_piece(stretch) else _counter().encode_ordinary
     counted: dict[str, int] = {"": 0}
 
     def count(start: int, end: int) -> int:
