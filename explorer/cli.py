@@ -7,7 +7,6 @@ Exit 0 on success, 1 when `validate` refuses, 2 for any other error, always with
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import stat
 import sys
@@ -37,7 +36,7 @@ from .chunking.index import build_index, readable, write_index
 from .chunking.policies import LIBRARY_POLICIES, POLICIES, make_config
 from .errors import ErrorCode, ExplorerError, io_error
 from .grammars import GRAMMARS
-from .jsonio import dump_json
+from .jsonio import dump_json, json_or_text
 from .limits import (
     DEFAULT_LIBRARY_SECONDS,
     DEFAULT_LIMITS,
@@ -209,13 +208,9 @@ class _Parameter(argparse.Action):
         key, equals, raw = str(value).partition("=")
         if not key or not equals:
             parser.error(f"--param takes KEY=VALUE, not {str(value)[:40]!r}")
-        try:
-            parsed = json.loads(raw)
-        except ValueError:
-            parsed = raw
         parameters = columns[-1].setdefault("parameters", {})
         assert isinstance(parameters, dict)
-        parameters[key] = parsed
+        parameters[key] = json_or_text(raw)
 
 
 def _column_options(sub: argparse.ArgumentParser, repeatable: bool) -> None:

@@ -201,6 +201,16 @@ def parse_json(data: bytes, code: ErrorCode, what: str) -> Any:
     return value
 
 
+def json_or_text(raw: str) -> Any:
+    """A parameter as a person writes it (`--param KEY=VALUE`, a link's `NAME.KEY=VALUE`,
+    the app's parameters box): its JSON value, or else the text itself, also where it is
+    nested deeper than Python parses (a `RecursionError`, not a `ValueError`)."""
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        return raw
+
+
 def dump_json(value: Any) -> str:
     """Readable, deterministic output for files and downloads (non-ASCII kept as is)."""
     return json.dumps(value, indent=2, ensure_ascii=False) + "\n"

@@ -39,6 +39,7 @@ from .chunking.index import ChunkRecord, GivenSpans, Index, build_index, readabl
 from .chunking.policies import LIBRARY_POLICIES, POLICIES, make_config, require_stoppable
 from .errors import ErrorCode, ExplorerError
 from .grammars import GRAMMARS, V1_GRAMMAR, Grammar
+from .jsonio import json_or_text
 from .limits import DEFAULT_LIMITS, Limits
 from .memo import derived_once
 from .sources.documents import DocumentRecord
@@ -259,7 +260,7 @@ def _parameters(name: str, query: Mapping[str, str]) -> dict[str, ParameterValue
     """A live column's parameters in a link, `NAME.KEY=VALUE`, each JSON or else text."""
     prefix = name + "."
     return {
-        key.removeprefix(prefix): _json_or_text(value)
+        key.removeprefix(prefix): json_or_text(value)
         for key, value in query.items()
         if key.startswith(prefix)
     }
@@ -289,14 +290,6 @@ def _column_config(
             name, max_tokens=size, overlap=overlap, grammar=grammar, parameters=parameters
         )
     return make_config(name, size, overlap=overlap, grammar=grammar, parameters=parameters)
-
-
-def _json_or_text(raw: str) -> ParameterValue:
-    try:
-        value: ParameterValue = json.loads(raw)
-    except ValueError:
-        return raw
-    return value
 
 
 def _whole_number(raw: str, low: int, high: int) -> int | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 import tracemalloc
 from collections.abc import Mapping
@@ -10,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from explorer import (
     ErrorCode,
@@ -23,6 +26,8 @@ from explorer import (
     validate_index_bytes,
 )
 from explorer.chunking.index import readable
+from explorer.grammars.markdown import _may_delimit, sections
+from explorer.pipeline import Settings
 from explorer.sources.documents import DocumentRecord, document_record
 from explorer.sources.uploads import bundle_from_files
 from tests.conftest import MANIFEST, ROOT, ManifestBuilder, golden_index, run_cli, sha256_hex
@@ -407,3 +412,45 @@ def test_validate_with_a_manifest_that_lists_a_source_id_twice(
     result = run_cli("validate", tmp_path / "index.json", "--manifest", manifest)
     assert result.code == 2
     assert result.err.startswith("error: invalid_manifest: source_id 'a' is listed in ")
+
+
+# -- time and depth a hostile text or link may ask for ----------------------------------
+
+DELIMITER_LINE = re.compile(r"[ \t|:-]*-[ \t|:-]*$")  # what `_may_delimit` replaced
+
+
+@given(st.text(alphabet=" \t|:-x\u00a0", max_size=40))
+def test_may_delimit_is_the_pattern_it_replaced(line: str) -> None:
+    assert _may_delimit(line) == (DELIMITER_LINE.match(line) is not None)
+
+
+def test_a_long_line_of_dashes_under_a_row_is_read_in_linear_time() -> None:
+    """Under a line with a pipe, a line of dashes that ends in another character took
+    the square of its length (40,000 dashes: 12 s; a 1 MiB document: hours)."""
+    text = "# T\n\n|a\n" + "-" * 400_000 + "x\n"
+    began = time.perf_counter()
+    found = sections(text)
+    assert time.perf_counter() - began < 5
+    assert [section.blocks for section in found] == [((5, len(text)),)]
+
+
+def test_a_link_parameter_nested_too_deeply_is_text_not_a_crash() -> None:
+    query = {"langchain-recursive": "500", "langchain-recursive.separators": "[" * 5000}
+    settings, notes = Settings.from_query(query)
+    assert "langchain-recursive" not in settings.names
+    assert [note.split(":")[0] for note in notes] == [
+        "Ignored the langchain-recursive column from the link"
+    ]
+
+
+def test_a_command_line_parameter_nested_too_deeply_is_refused_with_a_code(
+    make_manifest: ManifestBuilder,
+) -> None:
+    manifest = make_manifest({"a.md": GOOD})
+    result = run_cli(
+        "compare", manifest, "--policy", "langchain-recursive", "--max-chars", "500",
+        "--param", "separators=" + "[" * 5000,
+    )  # fmt: skip
+    assert result.code == 2
+    assert result.err.startswith("error: unsupported_chunk_config:"), result.err
+    assert "Traceback" not in result.err

@@ -24,6 +24,7 @@ from explorer import (
 from explorer.checking.checks import checks_key
 from explorer.chunking.imports import MAX_NAME_CHARS, ChunkFile
 from explorer.chunking.policies import LIBRARY_POLICIES, make_config, require_stoppable
+from explorer.jsonio import json_or_text
 from explorer.pipeline import ImportRunner, import_column
 from explorer.view.display import markdown_literal
 from ui.common import show_error
@@ -165,10 +166,7 @@ def live_columns(sidebar: DeltaGenerator) -> tuple[ChunkConfig, ...]:
 
 
 def _config(name: str, size: int, overlap: int, tokens: bool, raw: str) -> ChunkConfig:
-    try:
-        parameters = json.loads(raw)
-    except ValueError:
-        parameters = None
+    parameters = json_or_text(raw)
     if not isinstance(parameters, dict):
         raise ExplorerError(
             ErrorCode.USAGE, f"the parameters of {name} are a JSON object, not {raw[:40]!r}"

@@ -71,9 +71,9 @@ _ODD_SPACE = re.compile(f"[{_SPACE}]")
 _ODD_BLANK = re.compile(f"^[ \\t]*[{_SPACE}][ \\t{_SPACE}]*$", re.MULTILINE)
 _QUOTE = re.compile(r"[ \t]*>")
 _ORDERED = re.compile(r"[ \t>]*[0-9]{1,9}[.)]")
-# A line that may be a table's delimiter row or a setext underline, and a line in a
-# list item or quote.
-_DELIMITER = re.compile(r"[ \t|:-]*-[ \t|:-]*$")
+# The characters of a line that may be a table's delimiter row or a setext underline
+# (`_may_delimit`), and a line in a list item or quote.
+_DELIMITER_CHARACTERS = " \t|:-"
 _ITEM = re.compile(r"[ \t]*(?:[-+*>]|[0-9]{1,9}[.)])")
 # The container markers a line starts with (and more: any indentation).
 _CONTAINER_MARKS = re.compile(r"(?:[ \t]*(?:>|[-+*](?=[ \t])|[0-9]{1,9}[.)](?=[ \t])))*")
@@ -136,7 +136,7 @@ def _run_may_part(lines: list[str]) -> bool:
         lazy = quoted and (ordered or "|" in line)
         if lazy and line[: len(line) - len(line.lstrip(" \t>"))].count(">") < quoted:
             return True
-        if header and _DELIMITER.match(line) and ("|" not in line or _ITEM.match(header)):
+        if header and _may_delimit(line) and ("|" not in line or _ITEM.match(header)):
             return True
         prefix = _CONTAINER_MARKS.match(line) if _QUOTE.match(line) else None
         if prefix:
@@ -144,6 +144,13 @@ def _run_may_part(lines: list[str]) -> bool:
         after_pipe = after_pipe or "|" in line
         header = line if "|" in line else ""
     return False
+
+
+def _may_delimit(line: str) -> bool:
+    """Whether `line` is only spaces, tabs, pipes, colons and dashes, one dash at least:
+    in linear time (a pattern with two runs around the dash took the square of a long
+    line's length to fail)."""
+    return "-" in line and not line.strip(_DELIMITER_CHARACTERS)
 
 
 _CODE = frozenset({"fence", "code_block"})
