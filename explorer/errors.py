@@ -34,6 +34,8 @@ class ErrorCode(StrEnum):
     # Limits: a request that asks for more work than allowed (explorer/limits.py)
     TOO_MANY_CHUNKS = "too_many_chunks"
     TOO_MANY_SPAN_CHECKS = "too_many_span_checks"
+    # A text the tokenizer cannot count (explorer/chunking/tokens.py)
+    UNCOUNTABLE_TEXT = "uncountable_text"
     # The persistent index (extensions)
     INVALID_STORE = "invalid_store"
     DELETE_UNKNOWN_DOCUMENT = "delete_unknown_document"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import subprocess
@@ -18,7 +19,9 @@ from hypothesis import strategies as st
 
 from explorer.chunking import tokens
 from explorer.chunking.tokens import CHARS, TOKENS, UNITS, count_tokens, token_windows
+from explorer.errors import ErrorCode, ExplorerError
 from explorer.grammars.units import Unit
+from tests.conftest import run_module, sha256_hex
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -281,3 +284,37 @@ def test_long_pieces_count_as_tiktoken_counts_them() -> None:
         check_tiling(text, 0, len(text), windows, 50)
         measures = TOKENS.measure_units(text, [(0, len(text))])
         assert measures.costs == [independent_count(text)]
+
+
+def test_a_blank_run_is_counted_up_to_the_limit_and_refused_past_it() -> None:
+    """tiktoken panics on a million spaces that a character follows; the limit is half."""
+    at_limit = "x" + " " * tokens.MAX_BLANK_RUN + "y"
+    assert count_tokens(at_limit) == independent_count(at_limit)
+    with pytest.raises(ExplorerError) as refused:
+        count_tokens("x" + "\t " * (tokens.MAX_BLANK_RUN // 2 + 1) + "y")
+    assert refused.value.code is ErrorCode.UNCOUNTABLE_TEXT
+    assert "500,002 spaces, tabs or other blanks in a row" in refused.value.detail
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [
+        ["heading-aware", "--grammar", "markdown"],
+        ["fixed-char"],
+        ["semchunk"],  # refused before the library (which would call tiktoken) runs
+    ],
+)
+def test_a_document_tiktoken_cannot_count_is_refused_with_its_name(
+    tmp_path: Path, policy: list[str]
+) -> None:
+    text = "# T\n\nx" + " " * 1_000_000 + "y\n"
+    (tmp_path / "a.md").write_text(text)
+    manifest = tmp_path / "manifest.json"
+    entry = {"source_id": "a", "version": "1", "path": "a.md", "sha256": sha256_hex(text.encode())}
+    manifest.write_text(json.dumps({"manifest_version": 1, "documents": [entry]}))
+    done = run_module("index", manifest, "--policy", *policy, "--max-tokens", "64")
+    assert done.returncode == 2
+    assert done.stderr.startswith(
+        "error: uncountable_text: document 'a': the text holds 1,000,000 "
+    )
+    assert done.stderr.count("\n") == 1, done.stderr  # one line: no panic, no traceback

@@ -213,7 +213,25 @@ def chunk_stream(
 ) -> Iterator[tuple[ChunkRecord, bytes]]:
     """One document's chunk records in order, each with its canonical JSON, one at a
     time: a caller that compares or writes them need not hold them all. `given` places
-    the chunks instead of the config's policy (an imported chunk file's spans)."""
+    the chunks instead of the config's policy (an imported chunk file's spans). A text
+    the tokenizer cannot count is refused naming the document."""
+    try:
+        yield from _chunk_stream(document, config, id_prefix, limits, given)
+    except ExplorerError as error:
+        if error.code is not ErrorCode.UNCOUNTABLE_TEXT:
+            raise
+        named = f"document {document['source_id']!r}: {error.detail}"
+        raise ExplorerError(error.code, named) from None
+
+
+def _chunk_stream(
+    document: DocumentRecord,
+    config: ChunkConfig,
+    id_prefix: bytes,
+    limits: Limits,
+    given: Sequence[Span] | None,
+) -> Iterator[tuple[ChunkRecord, bytes]]:
+    """`chunk_stream`, the refusals as raised."""
     id_hash = sha256(id_prefix)
     text = document["text"]
     source_id = document["source_id"]

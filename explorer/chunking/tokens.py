@@ -16,6 +16,7 @@ from functools import cache
 from itertools import accumulate
 from typing import TYPE_CHECKING, NamedTuple
 
+from ..errors import ErrorCode, ExplorerError
 from ..grammars.units import Measures, Unit
 from ..grammars.v1 import Span
 from ..memo import once
@@ -125,10 +126,34 @@ def _may_hold_a_long_piece(text: str) -> bool:
     return any(data.translate(table).find(_LONG_RUN) >= 0 for table in _RUN_TABLES)
 
 
+# tiktoken 0.14 cannot count a run of 999,999 spaces or tabs (or other whitespace but
+# newlines) that a character follows: its pattern's `\s+(?!\S)` overflows the stack of
+# its backtracking engine, and it panics (a Rust panic, printed with its backtrace
+# whether or not Python catches it). A text with a longer run than this, half that, is
+# refused before any tokenizer reads it; a document holds one only if made to.
+MAX_BLANK_RUN = 500_000
+_BLANK_RUN = re.compile(r"[^\S\r\n]+")  # Python's `\s` takes in all of the pattern's
+
+
+def _require_countable(text: str) -> None:
+    """Refuse a text with a run of whitespace but newlines longer than `MAX_BLANK_RUN`."""
+    if len(text) <= MAX_BLANK_RUN:
+        return
+    longest = max((run.end() - run.start() for run in _BLANK_RUN.finditer(text)), default=0)
+    if longest > MAX_BLANK_RUN:
+        raise ExplorerError(
+            ErrorCode.UNCOUNTABLE_TEXT,
+            f"the text holds {longest:,} spaces, tabs or other blanks in a row, more than the "
+            f"{MAX_BLANK_RUN:,} that a size in tokens can count (tiktoken fails on a "
+            "million); measure it in characters, or break the run",
+        )
+
+
 def _encode(text: str) -> list[int]:
     """`encode_ordinary` of cl100k_base: riptoken's, or tiktoken's where riptoken may
-    differ (`_may_hold_a_long_piece`)."""
+    differ (`_may_hold_a_long_piece`) and the text is one it can count."""
     if _may_hold_a_long_piece(text):
+        _require_countable(text)
         return _encoding().encode_ordinary(text)
     return _counter().encode_ordinary(text)
 
