@@ -118,16 +118,25 @@ def _line_end(text: str, offset: int) -> int:
     return len(text) if newline < 0 else newline + 1
 
 
+# How far `mid_sentence` reads along a cut's line, either way: a cut on a long line
+# costs this much at most, not the whole line (each cut of a 1 MiB line read it all).
+MID_SENTENCE_READ = 1_000
+
+
 def mid_sentence(text: str, offset: int) -> bool:
     """Whether a cut at `offset` falls inside a sentence: the line holding it has text on
-    both sides, and what comes before on that line does not end a sentence."""
+    both sides, and what comes before on that line does not end a sentence; the line
+    read at most `MID_SENTENCE_READ` characters either side of the cut."""
     if not 0 < offset < len(text):
         return False
-    line_start = text.rfind("\n", 0, offset) + 1
-    line_end = text.find("\n", offset)
+    low, high = max(0, offset - MID_SENTENCE_READ), min(len(text), offset + MID_SENTENCE_READ)
+    newline = text.rfind("\n", low, offset)
+    line_start = low if newline < 0 else newline + 1
+    newline = text.find("\n", offset, high)
+    line_end = high if newline < 0 else newline
     before = text[line_start:offset].rstrip()
-    after = text[offset : len(text) if line_end < 0 else line_end].strip()
-    return bool(before.strip()) and bool(after) and not _SENTENCE_END.search(before)
+    after = text[offset:line_end].strip()
+    return bool(before) and bool(after) and not _SENTENCE_END.search(before)
 
 
 def opens_with_back_reference(chunk_text: str) -> bool:
