@@ -273,3 +273,46 @@ def test_an_imported_index_out_of_document_order_is_refused() -> None:
     with pytest.raises(ExplorerError) as caught:
         validate_index(index)
     assert "document order" in caught.value.detail
+
+
+def _de_bruijn(length: int) -> str:
+    """Every string of `length` letters a and b, once each, in one cyclic run."""
+    known: set[str] = set()
+    run = "a" * length
+    while len(run) < 2**length + length - 1:
+        for letter in "ba":
+            window = run[len(run) - length + 1 :] + letter
+            if window not in known:
+                known.add(window)
+                run += letter
+                break
+        else:
+            break
+    return run
+
+
+@pytest.mark.parametrize("kind", ["blank", "every piece held"])
+def test_searches_that_find_nothing_are_bounded_even_when_skipping(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chunks that are only blanks, or whose every 8 characters the document holds while
+    it holds them whole nowhere, cost a pass over the document each: 20,000 such chunks
+    on 1 MiB took 35-39 s. The passes are bounded in all."""
+    body = (_de_bruijn(8) * 200)[:50_000]
+    text = "# T\n\n" + body
+    missing = next(
+        "".join("ab"[(n >> bit) & 1] for bit in range(9))
+        for n in range(512)
+        if "".join("ab"[(n >> bit) & 1] for bit in range(9)) not in body
+    )
+    nowhere = "\t\t" if kind == "blank" else missing
+    monkeypatch.setattr("explorer.chunking.locate.MAX_MISSED", 20 * len(text))
+    placeable, zzz = {"source_id": "guide", "text": "# T"}, {"source_id": "guide", "text": "zzz"}
+    few = [placeable, zzz] + [{"source_id": "guide", "text": nowhere}] * 5
+    placement = place(ChunkFile("few", json.dumps(few).encode(), True), [_document(text)])
+    assert placement.chunk_count == 1 and "skipped 6 chunks" in placement.notes[-1]
+    many = few + [{"source_id": "guide", "text": nowhere}] * 100
+    with pytest.raises(ExplorerError) as refused:
+        place(ChunkFile("many", json.dumps(many).encode(), skip_failed=True), [_document(text)])
+    assert refused.value.code is ErrorCode.TOO_MANY_CHUNKS
+    assert "are nowhere in it took searches of more than" in refused.value.detail

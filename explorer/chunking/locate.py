@@ -46,6 +46,7 @@ class Document:
     def __init__(self, source_id: str, text: str) -> None:
         self.source_id = source_id
         self.text = text
+        self._missed = 0  # characters read by searches that found nothing
 
     @cached_property
     def _crs_at(self) -> list[int]:
@@ -122,14 +123,23 @@ class Document:
             at = self.text.find(text, origin)
             if at >= 0:
                 return Placed((at, at + len(text)))
+            self._missed += len(self.text) - origin
         else:
-            span = self._runs.find(bare, origin)
+            span, missed = self._runs.find(bare, origin)
+            self._missed += missed
             if span is not None:
                 reach = span[1] + max(span[1] - origin, EXACT_REACH) + len(text)
                 at = self.text.find(text, origin, reach)
                 if at >= 0:
                     return Placed((at, at + len(text)))
                 return Placed(span, loose=True)
+        if self._missed > MAX_MISSED:
+            raise ExplorerError(
+                ErrorCode.TOO_MANY_CHUNKS,
+                f"the chunks of {self.source_id!r} that are nowhere in it took searches of "
+                f"more than {MAX_MISSED:,} characters, the limit (chunk {entry.number} is "
+                "the last searched for): are they this document's?",
+            )
         raise ExplorerError(
             ErrorCode.CHUNK_NOT_FOUND,
             f"{self.where(entry)} is not in the document from offset {origin} on, exactly "
@@ -140,6 +150,10 @@ class Document:
 _NON_BLANK = re.compile(r"\S+")
 # How far past its first loose place an exact copy of a chunk is still preferred.
 EXACT_REACH = 16 * 1024
+# What the searches that find nothing may read of one document in all, a second or so: a
+# chunk that is nowhere costs a pass over the rest of the text unless `_Grams` rules it
+# out first, and chunks made to pass `_Grams` (or only blanks) would cost one pass each.
+MAX_MISSED = 1 << 30
 
 
 class _Grams:
@@ -219,9 +233,10 @@ class _Runs:
         run = bisect_right(self.offsets, index) - 1
         return self.starts[run] + index - self.offsets[run]
 
-    def find(self, bare: str, origin: int) -> Span | None:
+    def find(self, bare: str, origin: int) -> tuple[Span | None, int]:
         """The first span from `origin` on whose text, without whitespace, is `bare`:
-        from its first non-blank character to its last."""
+        from its first non-blank character to its last; and the characters read where
+        there is none (none read when `_Grams` rules it out)."""
         run = bisect_right(self.starts, origin) - 1
         if run < 0:
             begin = 0
@@ -230,13 +245,13 @@ class _Runs:
             inside = origin - self.starts[run]
             begin = self.offsets[run] + inside if inside < length else self.offsets[run + 1]
         if self._grams is not None and not self._grams.may_hold(bare, begin):
-            return None
+            return None, 0
         at = self.bare.find(bare, begin)
         if at < 0:
             if self._grams is None:  # a file with one chunk that is nowhere may have many
                 self._grams = _Grams(self.bare)
-            return None
-        return self._position(at), self._position(at + len(bare) - 1) + 1
+            return None, len(self.bare) - begin
+        return (self._position(at), self._position(at + len(bare) - 1) + 1), 0
 
 
 def normalize_newlines(text: str) -> str:
@@ -263,6 +278,8 @@ def locate_in_order(
                 again = previous is not None and entry.text == previous.text
                 placed = document.locate(entry, origin + again)
         except ExplorerError as error:
+            if error.code is ErrorCode.TOO_MANY_CHUNKS:  # not one chunk's: the file's
+                raise
             yield entry, error
             continue
         origin, previous = placed.span[0], entry
