@@ -63,6 +63,7 @@ from ui.chunk_files import (
     cached_importer,
     chunk_file_uploads,
     live_columns,
+    placeable,
     seed_live_columns,
     show_import_notes,
     with_other_pipelines,
@@ -442,8 +443,9 @@ def page() -> None:
         if chosen is None:
             return
         key, loader, manifest, files, drafted = chosen
-        settings = with_other_pipelines(ours, live, chunk_file_uploads(sources))
+        uploads = chunk_file_uploads(sources)
         load = load_cached(key, loader)
+        settings = with_other_pipelines(ours, live, placeable(key, uploads, load.documents))
     except ExplorerError as error:
         show_error(error)
         return

@@ -77,6 +77,24 @@ def test_an_uploaded_langchain_file_is_a_fourth_column_with_its_verdict(
     expect(verdict).to_have_attribute("data-verdict", "together")
 
 
+def test_a_chunk_file_that_cannot_be_placed_is_named_and_left_out_alone(
+    page: Page, tmp_path: Path
+) -> None:
+    """One bad file (line 2 is not JSON) beside a good one: the page keeps every other
+    column and says which file was left out, and why."""
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"source_id": "a", "text": "x"}\nnot json\n', encoding="utf-8")
+    uploader = page.locator("[data-testid='stSidebar'] .st-key-chunk_files input[type='file']")
+    uploader.set_input_files([str(langchain_file(tmp_path)), str(broken)])
+    wait_idle(page)
+    expect(page.locator("[data-policy='langchain']")).to_be_visible(timeout=30_000)
+    expect(page.locator("[data-policy]")).to_have_count(4)
+    alert = page.locator("[data-testid='stAlert']").filter(has_text="are left out")
+    expect(alert).to_have_count(1)
+    expect(alert).to_contain_text("invalid_chunk_file: your chunks 'broken' are left out:")
+    expect(alert).to_contain_text("line 2 is not JSON")
+
+
 def test_a_live_column_is_picked_with_its_parameters_and_kept_in_the_link() -> None:
     app = AppTest.from_file(APP, default_timeout=60)
     app.run()

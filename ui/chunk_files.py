@@ -22,7 +22,7 @@ from explorer import (
     Settings,
 )
 from explorer.checking.checks import checks_key
-from explorer.chunking.imports import MAX_NAME_CHARS, ChunkFile
+from explorer.chunking.imports import MAX_NAME_CHARS, ChunkFile, place
 from explorer.chunking.policies import LIBRARY_POLICIES, make_config, require_stoppable
 from explorer.jsonio import json_or_text
 from explorer.pipeline import ImportRunner, import_column
@@ -63,6 +63,45 @@ def chunk_file_uploads(sidebar: DeltaGenerator) -> tuple[ChunkFile, ...]:
     if uploads and len(uploads) > MAX_CHUNK_FILES:
         sidebar.warning(f"Only the first {MAX_CHUNK_FILES} chunk files are shown.")
     return tuple(files)
+
+
+@st.cache_data(show_spinner="Placing your chunks…", max_entries=8, ttl="10m")
+def _refusal_cached(
+    key: str,
+    sha256: str,
+    skip_failed: bool,
+    _chunk_file: ChunkFile,
+    _documents: Sequence[DocumentRecord],
+) -> tuple[str, str] | None:
+    """Why a chunk file cannot be placed in the documents of cache key `key` (its code
+    and sentence), or None when it can."""
+    try:
+        place(_chunk_file, _documents)
+    except ExplorerError as error:
+        return error.code.value, error.detail
+    return None
+
+
+def placeable(
+    key: str, files: Sequence[ChunkFile], documents: Sequence[DocumentRecord]
+) -> tuple[ChunkFile, ...]:
+    """The chunk files that can be placed in the documents. Each other one is named with
+    its refusal and left out, so that one bad file (or one whose document was removed)
+    never hides the page's other columns."""
+    kept: list[ChunkFile] = []
+    for chunk_file in files:
+        refused = _refusal_cached(
+            key, chunk_file.sha256, chunk_file.skip_failed, chunk_file, documents
+        )
+        if refused is None:
+            kept.append(chunk_file)
+            continue
+        code, detail = refused
+        st.error(
+            f"**{code}**: your chunks {markdown_literal(repr(chunk_file.name))} are left out: "
+            f"{markdown_literal(detail)}"
+        )
+    return tuple(kept)
 
 
 @st.cache_data(show_spinner="Placing your chunks…", max_entries=4, ttl="10m")
