@@ -68,3 +68,30 @@ def test_picking_a_question_shows_its_ranked_hits_in_every_column(page: Page) ->
     # in the document, right before that chunk's order badge.
     best = page.locator("[data-ranked='heading-aware'] .cbx-doc .cbx-r[data-r='#1']")
     expect(best).to_have_count(1)
+
+
+def test_the_add_question_form_stays_open_above_the_scoreboard_after_an_add(page: Page) -> None:
+    """A person adds two questions in a row: after the first, the form is where it was
+    (above the scoreboard, not under the views) and still open."""
+    open_retrieval(page)
+    page.get_by_text("Add a question (0 of", exact=False).click()
+    for number, (question, quote) in enumerate(
+        [
+            ("How long is the warranty?", "two-year warranty against manufacturing defects"),
+            ("What does a claim need?", "Send the serial number"),
+        ],
+        start=1,
+    ):
+        page.locator(".st-key-new_question_text input").fill(question)
+        page.locator(".st-key-new_question_doc").click()
+        page.keyboard.type("warranty")
+        page.get_by_role("option", name="warranty", exact=True).click()
+        page.locator(".st-key-new_question_quote textarea").fill(quote)
+        page.get_by_role("button", name="Add question").click()
+        wait_idle(page)
+        panel = page.get_by_text(f"Add a question ({number} of", exact=False)
+        expect(panel).to_be_visible(timeout=60_000)
+        expect(page.locator(".st-key-new_question_text input")).to_be_visible()
+        form = page.locator(".st-key-new_question_text").bounding_box()
+        board = page.get_by_text("Retrieval scoreboard").bounding_box()
+        assert form is not None and board is not None and form["y"] < board["y"]

@@ -471,7 +471,10 @@ def retrieval_page(
             ":material/help: **No questions yet**: pick or upload a questions file, or add a "
             "question below by typing it and quoting its answer from a document."
         )
-    else:
+    # The form to add a question stays here, above the scoreboard, and open once opened
+    # (its key keeps it one panel while its count changes), however long the page grows.
+    adding = st.container()
+    if questions is not None:
         columns = list(zip(settings.config_names, settings.configs, strict=True))
         try:
             shown = explore(load, manifest.span_checks, settings, run=run).columns
@@ -496,8 +499,13 @@ def retrieval_page(
             st.markdown(best_line(evaluation))
             st.subheader("Why: one question's hits in each column")
             source_id = show_question(evaluation, questions, shown, texts)
-    with st.expander(
-        f"Add a question ({len(added)} of {MAX_ADDED} added here)", expanded=questions is None
+    with (
+        adding,
+        st.expander(
+            f"Add a question ({len(added)} of {MAX_ADDED} added here)",
+            expanded=questions is None,
+            key="add_question_panel",
+        ),
     ):
         taken = [q.id for q in questions.questions] if questions else []
         try:
