@@ -640,7 +640,7 @@ def test_a_view_past_the_drawing_limit_says_so() -> None:
     assert not at.exception
     found = re.search(r"Not drawn: this page has ([\d,]+) chunks", views(at)["paragraph"])
     assert found is not None and int(found.group(1).replace(",", "")) > 10_000
-    assert len(views(at)["paragraph"]) < 1000
+    assert len(views(at)["paragraph"]) < 2000  # the header and the note: no chunk drawn
 
 
 def test_what_a_person_types_is_bounded() -> None:

@@ -19,6 +19,10 @@ def show_scoreboard(exploration: Exploration) -> None:
     columns = exploration.columns
     scores = [column_score(c) for c in columns]
     st.subheader("Scoreboard")
+    st.caption(
+        "Every document, and every flag, what a policy does by design included: a view's "
+        "header counts only its document's chunks whose badges the flags chosen above colour."
+    )
     st.table(markdown_rows(score_rows(scores, skipped=len(exploration.skipped))))
     st.markdown("**Do the spans stay together?** One row per span check, one column per column.")
     matrix = check_matrix(columns, exploration.checks, exploration.skipped)

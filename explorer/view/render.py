@@ -24,6 +24,11 @@ if TYPE_CHECKING:
 # Chunks, span marks and verdicts one view may draw: each is a few hundred bytes of HTML,
 # so this bounds a view at a few MB beside its (at most 1 MiB of) escaped text.
 MAX_DRAWN_PIECES = 10_000
+# What a view's count of flagged chunks counts (the scoreboard's counts every flag).
+_FLAGGED_HERE = (
+    "chunks of this document whose badge a chosen flag colours; the scoreboard counts "
+    "every flag in every document"
+)
 
 PALETTE = (
     "#cfe5ff",
@@ -343,7 +348,8 @@ def render_view(
         f"{len(chunks):,} chunk{'' if len(chunks) == 1 else 's'} in "
         f'<bdi class="cbx-docname">{escape(document)}</bdi></span>'
         f'<span class="cbx-sub"> · {result["chunk_count"]:,} in all documents</span></div>'
-        f'<div class="cbx-line"><span class="cbx-flagcount">{flagged:,} flagged</span>'
+        f'<div class="cbx-line"><span class="cbx-flagcount" title="{_FLAGGED_HERE}">'
+        f"{flagged:,} flagged</span>"
         + (f'<span class="cbx-sub"> · {matching:,} match the filter</span>' if shown else "")
         + "</div>"
     )
