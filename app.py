@@ -601,8 +601,7 @@ def views_shown(names: Sequence[str]) -> list[str]:
     hidden = set(st.session_state.get("views_hidden", ()))
     st.session_state["views_shown"] = [name for name in names if name not in hidden]
     return st.multiselect(
-        "Views shown (more than fit scroll sideways; hide some to give the others room, "
-        "the scoreboard keeps every column)",
+        "Views shown (hide some to give the others room; the scoreboard keeps every column)",
         list(names),
         key="views_shown",
         format_func=plain_text,

@@ -171,7 +171,7 @@ def test_flagged_chunks_are_badged_named_and_a_filter_dims_the_others() -> None:
     markup = render_view(text, "d", column.result, column.index, [], flags)
     assert markup.count('class="cbx-n cbx-nf"') == 1
     assert 'data-n="1" data-flags="dangling_reference"' in markup
-    assert "flags: opens with a reference to what came before" in markup
+    assert "flags: refers back, away from its heading" in markup
     assert "1 flagged" in markup and "cbx-dim" not in markup
     shown = frozenset({"dangling_reference"})
     filtered = render_view(text, "d", column.result, column.index, [], flags, shown)

@@ -32,7 +32,7 @@ FLAG_WORDS = {
     TINY: "under a tenth of the size",
     MID_SENTENCE: "cut mid-sentence",
     IN_CODE_BLOCK: "cut inside a code block",
-    DANGLING: "opens with a reference to what came before, away from its heading",
+    DANGLING: "refers back, away from its heading",
 }
 
 # Short names, for a scoreboard column each.
