@@ -26,7 +26,7 @@ def main(argv: list[str]) -> int:
         settle(page)
         open_retrieval(page, folder)
         pick_question(page, question)
-        page.locator("[data-testid='stSelectbox']", has_text="Policy").last.click()
+        page.locator(".st-key-sweep_policy").click()
         page.keyboard.type("heading-aware")
         page.get_by_role("option", name="heading-aware").click()
         wait_idle(page)
