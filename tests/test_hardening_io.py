@@ -108,11 +108,12 @@ def test_an_exact_copy_wins_over_a_loose_one_before_it_within_reach() -> None:
 
 def test_skip_failed_makes_no_pass_over_the_document_per_chunk_once_one_failed() -> None:
     # Before: each chunk that is nowhere was searched for through the whole megabyte,
-    # twice (about 10 ms each).
+    # twice (about 10 ms each: 400 s in all). Now 2-3.4 s on this 2-CPU machine, whose
+    # speed drifts from day to day: the bound leaves room for that, 60 times under before.
     text = "# T\n\n" + "a " * 500_000
     failing = [{"source_id": "d", "text": f"a a a b{i}"} for i in range(20_000)]
     late = [{"source_id": "d", "text": "a " * 20 + "a"}] * 2
-    with cpu_seconds_at_most(3):
+    with cpu_seconds_at_most(6):
         placement = place(_file([*late, *failing], True), [_document(text)])
     assert placement.chunk_count == 2
     assert "skipped 20000 chunks" in placement.notes[-1]
