@@ -8,7 +8,7 @@ DEV_STAMP := $(VENV)/.installed-requirements-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PORT ?= 8501
 
-.PHONY: run test lint typecheck pytest chromium schemas bench bench-app bench-store screenshot clean
+.PHONY: run test lint typecheck pytest chromium schemas docs docs-build bench bench-app bench-store screenshot clean
 
 # make run installs what the app needs; make test adds the test tools.
 $(STAMP): requirements.txt
@@ -41,7 +41,16 @@ typecheck: $(DEV_STAMP)
 pytest: $(DEV_STAMP) chromium
 	$(BIN)/python -m pytest
 
-test: lint typecheck pytest
+test: lint typecheck pytest docs-build
+
+# The documentation: docs/cli.md written from the argument parser, then the site built into
+# site/; --strict fails on a broken link or anchor (tests/test_docs.py fails on a stale cli.md).
+docs: $(DEV_STAMP)
+	PYTHONPATH=. $(BIN)/python scripts/cli_docs.py
+	$(MAKE) docs-build
+
+docs-build: $(DEV_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 schemas: $(DEV_STAMP)
 	$(BIN)/python -m explorer.schema
@@ -52,7 +61,7 @@ bench: $(DEV_STAMP)
 	PYTHONPATH=. $(BIN)/python scripts/bench_convert.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis site
 
 # The README's screenshots: five columns on 1 MiB of the Rust book (real Markdown).
 FIVE_COLUMNS := ?columns=fixed-char:500;paragraph;heading-aware:220;heading-aware:1000&semchunk=300

@@ -229,6 +229,10 @@ def generate() -> str:
         "[retrieval](retrieval.md), [the persistent index](store.md), "
         "[the cluster](cluster.md).",
         "",
+        "```text",
+        parser.format_help().rstrip(),
+        "```",
+        "",
         "| command | what |",
         "|---|---|",
     ]
