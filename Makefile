@@ -63,7 +63,7 @@ bench: $(DEV_STAMP)
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis site
 
-# The README's screenshots: five columns on 1 MiB of the Rust book (real Markdown).
+# The screenshots of the README and docs/: five columns on 1 MiB of the Rust book (real Markdown).
 FIVE_COLUMNS := ?columns=fixed-char:500;paragraph;heading-aware:220;heading-aware:1000&semchunk=300
 MEBIBYTE := $(VENV)/one-mebibyte.md
 

@@ -62,7 +62,7 @@ MEANINGS: tuple[tuple[tuple[ErrorCode, ...], str], ...] = (
     ),
     (
         (ErrorCode.UNSUPPORTED_CHUNK_CONFIG,),
-        "an unknown policy, or a size outside 1–1,000,000",
+        "an unknown policy, or a size outside 1–1,000,000",  # noqa: RUF001 (a range)
     ),
     (
         (ErrorCode.INVALID_CHUNK_INDEX,),

@@ -1,4 +1,4 @@
-"""Make a large corpus for `--engine ray` (README "Running on a cluster"): documents made
+"""Make a large corpus for `--engine ray` (docs/cluster.md): documents made
 from the Markdown files of a source folder, with a manifest pinning each one's SHA-256
 and a questions file. Deterministic: the same arguments give the same bytes.
 

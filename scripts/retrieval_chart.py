@@ -1,4 +1,4 @@
-"""The README's retrieval curve: heading-aware at 100 to 1,000 characters (step 100),
+"""The retrieval curve of docs/retrieval.md: heading-aware at 100 to 1,000 characters (step 100),
 BM25 and top 5, over the real questions of fixtures/markdown-docs, drawn with Altair
 and written as a PNG by vl-convert (no browser, nothing fetched).
 
