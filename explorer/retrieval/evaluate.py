@@ -11,7 +11,7 @@ spent.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple, NotRequired
 
@@ -41,7 +41,15 @@ from .decide import (
 )
 from .metrics import Coverage, DocumentChunks, ndcg, reciprocal_rank, score
 from .questions import PlacedQuestion, QuestionSet, place_questions, require_written
-from .retrievers import Embed, Retriever, RetrieverName, best_chunks, retriever
+from .retrievers import (
+    Best,
+    ChunkIndex,
+    Embed,
+    Retriever,
+    RetrieverName,
+    best_chunks,
+    retriever,
+)
 
 EVALUATION_VERSION = 1
 DEFAULT_K = 5
@@ -319,6 +327,40 @@ def coverage_of(question: PlacedQuestion, documents: dict[str, DocumentChunks]) 
     return found.coverage(question.references) if found is not None else NO_CHUNK
 
 
+class ColumnFigures:
+    """What a column's figures need beside its ranking: its chunks by document (for each
+    question's `coverage`), and each retrieved chunk's tokens, counted once, when first
+    retrieved. The app keeps one per column and measures each new question with it."""
+
+    def __init__(self, chunks: Sequence[ChunkRecord]) -> None:
+        self.chunks = chunks
+        self.documents = by_document(chunks)
+        self.tokens: dict[int, int] = {}
+
+    def hit(self, position: int, score: float) -> Hit:
+        c = self.chunks[position]
+        tokens = self.tokens.get(position)
+        if tokens is None:
+            tokens = self.tokens[position] = count_tokens(c["text"])
+        return Hit(
+            c["chunk_id"], c["source_id"], c["start"], c["end"], score, c.get("pages"), tokens
+        )
+
+    def results(
+        self, questions: Sequence[PlacedQuestion], best: Iterable[Best], budget: Budget | None
+    ) -> list[QuestionResult]:
+        """Each question's figures, from its best chunks (`best_chunks`, in order)."""
+        return [
+            question_result(
+                question,
+                [self.hit(i, score) for i, score in found],
+                coverage_of(question, self.documents),
+                budget,
+            )
+            for question, found in zip(questions, best, strict=True)
+        ]
+
+
 def evaluate_chunks(
     chunks: Sequence[ChunkRecord],
     questions: Sequence[PlacedQuestion],
@@ -328,30 +370,40 @@ def evaluate_chunks(
     budget: Budget | None = None,
 ) -> list[QuestionResult]:
     """Each question's top k of `chunks` (one policy's whole index) and its figures,
-    ranked a block of questions at a time (`best_chunks`); a chunk's tokens are counted
-    once, when first retrieved."""
+    ranked a block of questions at a time (`best_chunks`)."""
     ranking = search.ranking([c["text"] for c in chunks], [q.question for q in questions])
     best = best_chunks(ranking, len(questions), len(chunks), k, limits)
-    documents = by_document(chunks)
-    tokens: dict[int, int] = {}
+    return ColumnFigures(chunks).results(questions, best, budget)
 
-    def hit(i: int, score: float) -> Hit:
-        c = chunks[i]
-        if i not in tokens:
-            tokens[i] = count_tokens(c["text"])
-        return Hit(
-            c["chunk_id"], c["source_id"], c["start"], c["end"], score, c.get("pages"), tokens[i]
-        )
 
-    return [
-        question_result(
-            question,
-            [hit(i, score) for i, score in found],
-            coverage_of(question, documents),
-            budget,
-        )
-        for question, found in zip(questions, best, strict=True)
-    ]
+Measured = MutableMapping[tuple[object, ...], QuestionResult]  # by k, budget and question
+
+
+def measure_column(
+    chunks: Sequence[ChunkRecord],
+    placed: Sequence[PlacedQuestion],
+    index: Callable[[], ChunkIndex],
+    figures: ColumnFigures,
+    k: int,
+    budget: Budget | None,
+    measured: Measured,
+    limits: Limits = DEFAULT_LIMITS,
+) -> list[QuestionResult]:
+    """Each question's figures in one column, as `evaluate_chunks` gives them, ranking
+    only the questions `measured` lacks (against the retriever's `index` of the chunks,
+    asked for only then) and keeping their results there: a question added to a set is
+    the only one ranked again."""
+    key = (k, None if budget is None else (budget["size"], budget["unit"]))
+    missing = [q for q in placed if (*key, q) not in measured]
+    if missing and chunks:
+        ranking = index().ranking([q.question for q in missing])
+        best = best_chunks(ranking, len(missing), len(chunks), k, limits)
+        results = figures.results(missing, best, budget)
+    else:
+        results = [question_result(q, [], NO_CHUNK, budget) for q in missing]
+    for question, result in zip(missing, results, strict=True):
+        measured[(*key, question)] = result
+    return [measured[(*key, q)] for q in placed]
 
 
 def figure_of(result: QuestionResult, metric: Metric) -> float:
