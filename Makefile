@@ -59,6 +59,7 @@ bench: $(DEV_STAMP)
 	PYTHONPATH=. $(BIN)/python scripts/bench_peers.py
 	PYTHONPATH=. $(BIN)/python scripts/bench.py
 	PYTHONPATH=. $(BIN)/python scripts/bench_convert.py
+	PYTHONPATH=. $(BIN)/python scripts/bench_decide.py --app
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis site

@@ -48,6 +48,7 @@ from .limits import (
     Limits,
 )
 from .pipeline import Settings, write_comparison
+from .retrieval.decide import DEFAULT_RESAMPLES, DEFAULT_SEED, MAX_RESAMPLES, require_resamples
 from .retrieval.drafting import (
     DEFAULT_DRAFTS,
     boundary_passages,
@@ -56,7 +57,18 @@ from .retrieval.drafting import (
     load_generator,
 )
 from .retrieval.embedding import DEFAULT_EMBEDDER, NO_EMBEDDER, load_embedder
-from .retrieval.evaluate import DEFAULT_K, MAX_K, curve, evaluate, sweep_columns
+from .retrieval.evaluate import (
+    BUDGET_K,
+    DEFAULT_K,
+    MAX_K,
+    METRICS,
+    Judging,
+    curve,
+    evaluate,
+    parse_budget,
+    require_metric,
+    sweep_columns,
+)
 from .retrieval.questions import MAX_QUESTIONS, parse_questions
 from .retrieval.retrievers import RETRIEVERS
 from .retrieval.vectors import DEFAULT_VECTOR_CACHE, VectorCache
@@ -78,6 +90,7 @@ from .sources.manifest import Manifest, parse_manifest, require_unique_source_id
 from .sources.uploads import manifest_json
 from .store import DEFAULT_DB, Failure, Receipt, RunRow, SearchMode, Store
 from .store.wire import documents_output, history_output, ingest_output, search_output
+from .view.evaluation_page import evaluation_page
 from .workers import Spread, cpus
 
 if TYPE_CHECKING:
@@ -102,6 +115,28 @@ def _positive(value: str, maximum: int = 1_000_000_000) -> int:
     if number > maximum:
         raise argparse.ArgumentTypeError(f"{value[:40]!r} is more than the maximum, {maximum:,}")
     return number
+
+
+def _whole(value: str, maximum: int) -> int:
+    """A whole number from 0 to `maximum`."""
+    digits = value.strip().removeprefix("+")
+    if digits.isascii() and digits.isdigit() and not digits.strip("0"):
+        return 0
+    return _positive(value, maximum)
+
+
+def _resamples(value: str) -> int:
+    """--bootstrap's B: refused with its own code when not a whole number in range."""
+    text = value.strip().removeprefix("+")
+    number = text.removeprefix("-")
+    if not (number.isascii() and number.isdigit()) or len(number) > 12:
+        raise ExplorerError(
+            ErrorCode.INVALID_BOOTSTRAP,
+            f"--bootstrap takes a whole number of resamples, not {value[:40]!r}",
+        )
+    resamples = -int(number) if text.startswith("-") else int(number)
+    require_resamples(resamples)
+    return resamples
 
 
 def _size_options(sub: argparse.ArgumentParser) -> None:
@@ -498,7 +533,46 @@ def _parser() -> argparse.ArgumentParser:
     )
     measure.add_argument("--questions", type=Path, required=True, help="a questions file")
     _column_options(measure, repeatable=True)
-    measure.add_argument("--k", type=partial(_positive, maximum=MAX_K), default=DEFAULT_K)
+    measure.add_argument(
+        "--k",
+        type=partial(_positive, maximum=MAX_K),
+        help=f"chunks retrieved per question (default {DEFAULT_K}; {BUDGET_K} with --budget, "
+        "which then keeps those that fit)",
+    )
+    measure.add_argument(
+        "--budget",
+        type=parse_budget,
+        metavar="N|Nt",
+        help="each question keeps its best chunks while their sizes add up to at most N "
+        "characters (Nt: cl100k_base tokens); the first is always kept",
+    )
+    measure.add_argument(
+        "--bootstrap",
+        type=_resamples,
+        default=DEFAULT_RESAMPLES,
+        metavar="B",
+        help=f"resamples of the questions for 95 %% intervals and verdicts (default "
+        f"{DEFAULT_RESAMPLES}; 0: none; at most {MAX_RESAMPLES:,})",
+    )
+    measure.add_argument(
+        "--seed",
+        type=partial(_whole, maximum=2**63 - 1),
+        default=DEFAULT_SEED,
+        help=f"the bootstrap's seed (default {DEFAULT_SEED}): the same seed, the same file",
+    )
+    measure.add_argument(
+        "--decide-by",
+        type=require_metric,
+        default="recall",
+        metavar="METRIC",
+        help=f"the metric the decision is made on: {', '.join(METRICS)} (default recall)",
+    )
+    measure.add_argument(
+        "--report",
+        type=Path,
+        metavar="FILE.html",
+        help="also write one self-contained HTML page of the run (opens offline)",
+    )
     measure.add_argument("--retriever", choices=RETRIEVERS, default="bm25")
     measure.add_argument(
         "--embedder",
@@ -934,9 +1008,22 @@ def _history_table(runs: list[RunRow], failures: list[Failure], receipts: list[R
     return "".join(lines)
 
 
+def require_report_folder(path: Path) -> None:
+    """A report goes into a folder that exists: refused before any work otherwise."""
+    if not path.parent.is_dir():
+        raise ExplorerError(
+            ErrorCode.REPORT_FOLDER_MISSING,
+            f"no folder {str(path.parent)!r} to write the report {path.name!r} in; create it first",
+        )
+
+
 def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """JSON to --out (else standard output); with --sweep, the curve is printed and the
     JSON goes only to --out."""
+    if args.report is not None:
+        require_report_folder(args.report)  # refused before any work
+    k = args.k or (BUDGET_K if args.budget is not None else DEFAULT_K)
+    judging = Judging(args.budget, args.bootstrap, args.seed, args.decide_by)
     questions = parse_questions(_read(args.questions, "questions file"))
     chunk_files = _chunk_files(args)
     if args.sweep is not None:  # `--grammar G` alone names the sweep's grammar
@@ -975,14 +1062,15 @@ def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             )
         notes = partial(print, file=stderr)
         evaluation = ray_evaluate(
-            _ray_run(args), questions, columns, args.retriever, args.k, grammar,
-            args.skip_failed, notes,
+            _ray_run(args), questions, columns, args.retriever, k, grammar,
+            args.skip_failed, notes, judging,
         )  # fmt: skip
     elif not embeds:
         _, load = _load(args, stderr)
         evaluation = evaluate(
-            load, questions, columns, args.retriever, args.k, _limits(args), None, chunk_files
-        )
+            load, questions, columns, args.retriever, k, _limits(args), None, chunk_files,
+            judging,
+        )  # fmt: skip
     else:
         embedder = load_embedder(args.embedder)  # refused before any document is read
         assert embedder is not None
@@ -990,8 +1078,8 @@ def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         cache = VectorCache.open(args.vector_cache)
         try:
             evaluation = evaluate(
-                load, questions, columns, args.retriever, args.k, _limits(args),
-                partial(cache.vectors, embedder), chunk_files,
+                load, questions, columns, args.retriever, k, _limits(args),
+                partial(cache.vectors, embedder), chunk_files, judging,
             )  # fmt: skip
         finally:
             print(
@@ -1004,10 +1092,15 @@ def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         _print_notes(stderr, policy["name"], policy.get("notes", []))
     if args.out is not None:
         _write_atomically(args.out, dump_json(evaluation))
+    if args.report is not None:
+        _write_atomically(args.report, evaluation_page(evaluation, sweep=args.sweep is not None))
     if args.sweep is not None or args.out is not None:
         stdout.write(curve(evaluation))
     else:
         stdout.write(dump_json(evaluation))
+    decision = evaluation["decision"]
+    if decision is not None:
+        print(f"decision: {decision['choice']}: {decision['why']}", file=stderr)
     return 0
 
 

@@ -48,6 +48,11 @@ class ErrorCode(StrEnum):
     INVALID_QUESTIONS = "invalid_questions"
     INVALID_GENERATOR = "invalid_generator"
     GENERATION_FAILED = "generation_failed"
+    # Deciding between columns (explorer/retrieval/decide.py, `evaluate`'s options)
+    INVALID_BUDGET = "invalid_budget"
+    INVALID_BOOTSTRAP = "invalid_bootstrap"
+    UNKNOWN_METRIC = "unknown_metric"
+    REPORT_FOLDER_MISSING = "report_folder_missing"
     # Running on a cluster (explorer/engines/ray.py)
     ENGINE_UNAVAILABLE = "engine_unavailable"
     WORKER_LOST = "worker_lost"

@@ -207,6 +207,8 @@ COLUMNS = ("--policy", "heading-aware", "--policy", "fixed-char", "--max-chars",
         ("library", "bm25", COLUMNS),
         ("library", "embedding", COLUMNS),
         ("markdown-docs", "embedding", ("--policy", "heading-aware")),
+        ("markdown-docs", "bm25", (*COLUMNS, "--budget", "600t", "--seed", "3")),
+        ("library", "bm25", (*COLUMNS, "--budget", "300", "--decide-by", "precision_omega")),
     ],
 )
 def test_evaluate_gives_the_same_file(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 import json
 import re
-from typing import cast
+from typing import Any
 
 import pytest
 from markdown_it import MarkdownIt
@@ -15,16 +15,17 @@ from streamlit.testing.v1 import AppTest
 from explorer import DirectoryReader, LoadResult, Settings, load_documents, parse_manifest
 from explorer.chunking.imports import ChunkFile
 from explorer.chunking.index import build_index, document_chunks
-from explorer.retrieval.evaluate import Evaluation, evaluate, sweep_columns
+from explorer.retrieval.evaluate import Budget, Evaluation, Judging, evaluate, sweep_columns
 from explorer.retrieval.questions import QuestionSet, parse_questions, place_question
 from explorer.retrieval.retrievers import RetrieverName
 from explorer.sources.documents import document_record
+from explorer.view.display import markdown_literal
 from explorer.view.render import render_ranked_view
 from tests.conftest import MANIFEST, ROOT
 from tests.test_app import errors, shown
 from tests.test_store_app import library_upload
 from ui import retrieval
-from ui.retrieval import ADDED_ONLY, MAX_QUESTIONS_BYTES, UPLOAD, best_line, bundled_for
+from ui.retrieval import ADDED_ONLY, MAX_QUESTIONS_BYTES, UPLOAD, bundled_for
 
 APP = str(ROOT / "app.py")
 LIBRARY = ROOT / "fixtures" / "library"
@@ -50,11 +51,13 @@ def library_load() -> LoadResult:
     return load_documents(manifest, DirectoryReader(LIBRARY))
 
 
-def expected(retriever: RetrieverName = "bm25", k: int = 5) -> Evaluation:
+def expected(
+    retriever: RetrieverName = "bm25", k: int = 5, judging: Judging | None = None
+) -> Evaluation:
     settings = Settings.default()
     columns = list(zip(settings.config_names, settings.configs, strict=True))
     questions = parse_questions((LIBRARY / "questions.json").read_bytes())
-    return evaluate(library_load(), questions, columns, retriever, k)
+    return evaluate(library_load(), questions, columns, retriever, k, judging=judging)
 
 
 def scoreboard(at: AppTest, which: int = 0) -> list[dict[str, str]]:
@@ -76,8 +79,18 @@ def assert_scoreboard_is(at: AppTest, evaluation: Evaluation, which: int = 0) ->
             ("Precision", s["precision"]),
             ("IoU", s["iou"]),
             ("Hit rate", s["hit"]),
+            ("Precision Ω", s["precision_omega"]),
+            ("MRR", s["mrr"]),
+            ("nDCG", s["ndcg"]),
         ):
             assert row[label] == f"{value:.3f}", (policy["name"], label)
+        assert s["ci"] is not None
+        assert row["Recall 95 %"] == f"{s['ci']['recall'][0]:.3f} to {s['ci']['recall'][1]:.3f}"
+        assert row["Tokens retrieved"] == f"{s['retrieved_tokens']:,.0f}"
+    decision = evaluation["decision"]
+    assert decision is not None
+    line = [m.value for m in at.markdown if "**Choose " in m.value][which]
+    assert markdown_literal(decision["why"]) in line
 
 
 def ranked_views(at: AppTest) -> dict[str, str]:
@@ -283,18 +296,51 @@ def test_an_added_question_joins_the_file_and_a_bad_quote_is_refused() -> None:
         assert not at.text_area(key=key).value
 
 
-def test_the_best_line_names_the_leaders_and_none_when_all_score_nothing() -> None:
-    def scored(name: str, recall: float, iou: float, hit: float) -> dict[str, object]:
-        return {"name": name, "summary": {"recall": recall, "iou": iou, "hit": hit}}
+def test_the_decision_replaces_the_best_line_and_few_questions_are_warned_of() -> None:
+    at = library()
+    evaluation = expected()
+    decision = evaluation["decision"]
+    assert decision is not None
+    assert not [m for m in at.markdown if m.value.startswith("Best —")]
+    [line] = [m.value for m in at.markdown if "**Choose " in m.value]
+    assert markdown_literal(decision["choice"]) in line and markdown_literal("5 questions") in line
+    [warning] = [w.value for w in at.warning if "stand behind these verdicts" in w.value]
+    assert warning.startswith("Only 5 questions stand behind these verdicts. With fewer than 30")
+    verdicts = [t for t in at.table if "95 % interval" in t.value.columns]
+    assert len(verdicts) == 1 and len(verdicts[0].value) == 3  # three pairs, on recall
 
-    evaluation = cast(
-        Evaluation,
-        {"policies": [scored("a", 0.5, 0.2, 0.0), scored("b", 0.5, 0.1, 0.0)]},
-    )
-    line = best_line(evaluation)
-    assert "(recall): **a, b** (0.500)" in line
-    assert "(IoU): **a** (0.200)" in line
-    assert "(hit rate): **none** (every column 0.000)" in line
+
+def test_deciding_by_another_metric_and_a_budget_measure_as_evaluate_does() -> None:
+    at = library()
+    at.selectbox(key="retrieval_decide_by").set_value("precision_omega").run()
+    assert_scoreboard_is(at, expected(judging=Judging(decide_by="precision_omega")))
+    assert "Precision Ω 95 %" in scoreboard(at)[0]
+    at.radio(key="retrieval_budget_unit").set_value("tokens")
+    at.number_input(key="retrieval_budget").set_value(120).run()
+    assert not at.exception and not errors(at)
+    budget: Budget = {"size": 120, "unit": "tokens"}
+    judging = Judging(budget=budget, decide_by="precision_omega")
+    assert_scoreboard_is(at, expected("bm25", 100, judging))
+    assert any("fit in 120 tokens" in c.value for c in at.caption)
+
+
+def test_an_added_question_is_the_only_one_ranked_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    at = library()
+    ranked: list[int] = []
+    original = retrieval.ColumnFigures.results
+
+    def counting(self: Any, questions: Any, best: Any, budget: Any) -> Any:
+        ranked.append(len(questions))
+        return original(self, questions, best, budget)
+
+    monkeypatch.setattr(retrieval.ColumnFigures, "results", counting)
+    # A question no other test asks (the caches outlive a session, as on a server).
+    add_question(at, "Where does the serial number go, to this test?", "warranty", "serial number")
+    assert not at.exception and not errors(at)
+    assert ranked == [1, 1, 1]  # one question, in each of the three columns
+    ranked.clear()
+    at.radio(key="retriever").set_value("embedding").run()
+    assert len(ranked) == 3 and all(1 <= n <= 6 for n in ranked)  # what it has not measured
 
 
 # -- the sweep ------------------------------------------------------------------------------

@@ -1,16 +1,24 @@
 """The app's *Retrieval* tab: questions with known answers, searched in every column.
 
-A scoreboard per column (recall, precision, IoU, hit rate, chunk count, mean size), one
-question's ranked hits drawn in each column's view of its document (why a policy wins),
-a form to add a question by quoting its answer, and a sweep of one policy's size.
-Widgets and layout only; `explorer.retrieval.evaluate` measures and `explorer.view.render` draws.
+A scoreboard per column (recall, precision, IoU, hit rate, Precision_Ω, MRR, nDCG, with
+95 % intervals, chunk count, mean size, tokens retrieved), the verdicts between columns
+and the decision they lead to, one question's ranked hits drawn in each column's view of
+its document (why a policy wins), a form to add a question by quoting its answer, and a
+sweep of one policy's size. Widgets, layout and caching only: `explorer.retrieval.evaluate`
+measures (and `decide` judges), `explorer.view.render` draws.
+
+The page's columns are those the Explore tab built (cached there); each column's
+retriever index (BM25's postings, the chunks' vectors) is cached by its `index_id` and
+the retriever, and each question's figures by column, retriever, k and budget: adding a
+question ranks only that question, switching the retriever cuts no chunk again, and a
+step of one column's size measures only that column again.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 
 import altair as alt
@@ -31,14 +39,30 @@ from explorer.chunking.imports import ChunkFile
 from explorer.digests import digest, sha_bytes
 from explorer.pipeline import ColumnRunner
 from explorer.retrieval.evaluate import (
+    BUDGET_K,
     DEFAULT_K,
+    METRICS,
+    Budget,
+    ColumnFigures,
     Evaluation,
+    Intervals,
+    Judging,
+    Measured,
+    Metric,
     QuestionResult,
     evaluate,
+    evaluation_of,
+    measure_column,
+    policy_evaluation,
     size_sweep,
 )
-from explorer.retrieval.questions import QuestionSet, new_question, parse_questions
-from explorer.retrieval.retrievers import RetrieverName
+from explorer.retrieval.questions import (
+    QuestionSet,
+    new_question,
+    parse_questions,
+    place_questions,
+)
+from explorer.retrieval.retrievers import ChunkIndex, RetrieverName, retriever
 from explorer.view.display import count_words, markdown_literal, markdown_rows, plain_text
 from explorer.view.render import RANKED_LEGEND, RANKED_STYLE, render_ranked_view
 
@@ -106,14 +130,74 @@ def evaluation_cached(
     columns: str,
     retriever: RetrieverName,
     k: int,
+    judged: str,
     _load: LoadResult,
     _questions: QuestionSet,
     _columns: Sequence[tuple[str, ChunkConfig]],
     _chunk_files: Sequence[ChunkFile],
+    _judging: Judging,
 ) -> Evaluation:
-    """One evaluation, keyed by the documents', the questions' and the columns' digests
-    (the chunk files' among them)."""
-    return evaluate(_load, _questions, _columns, retriever, k, chunk_files=_chunk_files)
+    """One evaluation (the sweep's), keyed by the documents', the questions' and the
+    columns' digests (the chunk files' among them), and the budget and decision's."""
+    return evaluate(
+        _load, _questions, _columns, retriever, k, chunk_files=_chunk_files, judging=_judging
+    )
+
+
+# Shared, not copied: each is built once per column content (its index_id) and read only.
+@st.cache_resource(show_spinner=False, max_entries=24, ttl=CACHE_TTL)
+def figures_cached(index_id: str, _column: Column) -> ColumnFigures:
+    """What a column's figures need beside a ranking (its chunks by document, tokens)."""
+    return ColumnFigures(_column.index["chunks"])
+
+
+@st.cache_resource(show_spinner="Indexing the columns for the retriever…", max_entries=24,
+                   ttl=CACHE_TTL)  # fmt: skip
+def retriever_index_cached(
+    index_id: str, retriever_name: RetrieverName, _column: Column
+) -> ChunkIndex:
+    """The retriever's index of one column's chunks (BM25's postings, or the vectors)."""
+    return retriever(retriever_name).index([c["text"] for c in _column.index["chunks"]])
+
+
+@st.cache_resource(show_spinner=False, max_entries=48, ttl=CACHE_TTL)
+def measured_cached(index_id: str, retriever_name: RetrieverName, k: int, budget: str) -> Measured:
+    """Each question's figures in one column, by retriever, k and budget, as measured."""
+    return {}
+
+
+def evaluate_columns(
+    columns: Sequence[Column],
+    load: LoadResult,
+    questions: QuestionSet,
+    retriever_name: RetrieverName,
+    k: int,
+    judging: Judging,
+) -> Evaluation:
+    """The page's columns measured as `evaluate` measures them, ranking only the questions
+    not yet measured in a column (`measure_column`), then judged."""
+    texts = {d["source_id"]: d["text"] for d in load.documents}
+    placed = place_questions(questions, texts)
+    policies = []
+    for column in columns:
+        index_id = column.result["index_id"]
+        chunks = column.index["chunks"]
+        results = measure_column(
+            chunks,
+            placed,
+            partial(retriever_index_cached, index_id, retriever_name, column),
+            figures_cached(index_id, column),
+            k,
+            judging.budget,
+            measured_cached(index_id, retriever_name, k, digest(judging.budget)),
+        )
+        chars = sum(c["end"] - c["start"] for c in chunks)
+        policies.append(
+            policy_evaluation(
+                column.name, column.index["config"], index_id, results, len(chunks), chars
+            )
+        )
+    return evaluation_of(retriever_name, k, policies, judging)
 
 
 @st.cache_data(show_spinner="Drawing…", max_entries=8, ttl=CACHE_TTL)
@@ -137,12 +221,16 @@ def evaluate_here(
     columns: Sequence[tuple[str, ChunkConfig]],
     retriever: RetrieverName,
     k: int,
+    judging: Judging,
     chunk_files: Sequence[ChunkFile] = (),
 ) -> Evaluation:
     """Every column measured: ours, the libraries', then the imported chunk files."""
     asked = digest(questions.model_dump(mode="json", exclude_none=True))
     shown = columns_digest(columns, chunk_files)
-    return evaluation_cached(key, asked, shown, retriever, k, load, questions, columns, chunk_files)
+    judged = digest([judging.budget, judging.resamples, judging.seed, judging.decide_by])
+    return evaluation_cached(
+        key, asked, shown, retriever, k, judged, load, questions, columns, chunk_files, judging
+    )
 
 
 def require_search_bound(questions: QuestionSet, chunk_count: int, what: str) -> None:
@@ -256,44 +344,143 @@ def question_form(
 # -- what the tab shows ---------------------------------------------------------------------
 
 
+FEW_QUESTIONS = 30  # fewer than this behind a verdict: the tab warns
+METRIC_LABELS: dict[Metric, str] = {
+    "recall": "recall",
+    "precision": "precision",
+    "iou": "IoU",
+    "hit": "hit rate",
+    "precision_omega": "Precision Ω",
+    "mrr": "MRR",
+    "ndcg": "nDCG",
+}
+BUDGET_UNITS = {"characters": "chars", "tokens": "tokens"}
+MAX_BUDGET = 1_000_000
+DECIDE_HELP = (
+    "The decision takes the columns no other column beats on this metric (a 95 % bootstrap "
+    "interval of the difference that excludes 0), then the one of them that retrieves the "
+    "fewest tokens."
+)
+BUDGET_HELP = (
+    "Equal context: each question keeps its best chunks (of its top 100) while their sizes "
+    "add up to at most this many characters or cl100k_base tokens; the first is always "
+    "kept. 0: no budget, the top k."
+)
+
+
+def _interval(ci: Intervals | None, metric: Metric) -> str:
+    if ci is None:
+        return "none"
+    low, high = ci[metric]
+    return f"{low:.3f} to {high:.3f}"
+
+
 def scoreboard_rows(evaluation: Evaluation) -> list[dict[str, str]]:
-    """One row per column: its size and the means over the questions, as shown."""
-    return [
-        {
+    """One row per column: its size, the means over the questions (recall's and the
+    decision metric's 95 % intervals beside them), and the tokens retrieved, as shown."""
+    decision = evaluation["decision"]
+    metric: Metric = decision["metric"] if decision is not None else "recall"
+    rows = []
+    for policy in evaluation["policies"]:
+        s = policy["summary"]
+        row = {
             "Column": policy["name"],
             "Chunks": f"{s['chunk_count']:,}",
             "Mean size (chars)": f"{s['mean_chunk_chars']:,.0f}",
             "Recall": f"{s['recall']:.3f}",
+            "Recall 95 %": _interval(s["ci"], "recall"),
             "Precision": f"{s['precision']:.3f}",
             "IoU": f"{s['iou']:.3f}",
             "Hit rate": f"{s['hit']:.3f}",
+            "Precision Ω": f"{s['precision_omega']:.3f}",
+            "MRR": f"{s['mrr']:.3f}",
+            "nDCG": f"{s['ndcg']:.3f}",
+            "Tokens retrieved": f"{s['retrieved_tokens']:,.0f}",
         }
-        for policy in evaluation["policies"]
-        for s in [policy["summary"]]
+        if metric != "recall":
+            row[f"{METRIC_LABELS[metric]} 95 %"] = _interval(s["ci"], metric)
+        rows.append(row)
+    return rows
+
+
+def decision_line(evaluation: Evaluation) -> str:
+    """The decision, in Markdown: the choice and the sentence that says why."""
+    decision = evaluation["decision"]
+    if decision is None:
+        return "No decision: no question was measured."
+    return (
+        f":material/check_circle: **Choose {markdown_literal(decision['choice'])}** "
+        f"(by {METRIC_LABELS[decision['metric']]}). {markdown_literal(decision['why'])}"
+    )
+
+
+def verdict_rows(evaluation: Evaluation, metric: Metric) -> list[dict[str, str]]:
+    """Every pair's verdict on `metric`: the difference, its interval, the better one."""
+    return [
+        {
+            "Column a": c["a"],
+            "Column b": c["b"],
+            "a minus b": f"{c['difference']:+.3f}",
+            "95 % interval": f"{c['ci'][0]:+.3f} to {c['ci'][1]:+.3f}",
+            "Better": {"a": c["a"], "b": c["b"], "tie": "tie: the questions cannot tell"}[
+                c["verdict"]
+            ],
+        }
+        for c in evaluation["comparisons"]
+        if c["metric"] == metric
     ]
 
 
-def best_line(evaluation: Evaluation) -> str:
-    """The columns that lead on recall, on IoU and on hit rate (all of them on a tie;
-    none when all score 0)."""
-    policies = evaluation["policies"]
-    parts = []
-    for label, field in (
-        ("most of each answer found (recall)", 0),
-        ("least text around it (IoU)", 1),
-        ("whole answer in one chunk most often (hit rate)", 2),
-    ):
-        figures = {
-            p["name"]: (p["summary"]["recall"], p["summary"]["iou"], p["summary"]["hit"])[field]
-            for p in policies
-        }
-        best = max(figures.values())
-        if best == 0:  # nobody leads when every column scores nothing
-            parts.append(f"{label}: **none** (every column 0.000)")
-            continue
-        leaders = ", ".join(markdown_literal(n) for n, v in figures.items() if v == best)
-        parts.append(f"{label}: **{leaders}** ({best:.3f})")
-    return "Best — " + " · ".join(parts) + "."
+def few_questions_warning(count: int) -> str | None:
+    """Words for a verdict that stands on fewer than `FEW_QUESTIONS` questions."""
+    if count >= FEW_QUESTIONS:
+        return None
+    return (
+        f"Only {count_words(count, 'question')} stand behind these verdicts. With fewer than "
+        f"{FEW_QUESTIONS}, a real difference often shows as a tie, and a lead of 0.05 is "
+        "often noise: add questions before trusting a small difference."
+    )
+
+
+def judging_controls() -> Judging:
+    """The budget (a size and its unit) and the metric to decide by."""
+    places = st.columns([1, 1, 1])
+    size = places[0].number_input(
+        "Context budget per question (0: none)",
+        0,
+        MAX_BUDGET,
+        0,
+        100,
+        key="retrieval_budget",
+        help=BUDGET_HELP,
+    )
+    unit = places[1].radio(
+        "Budget in", list(BUDGET_UNITS), key="retrieval_budget_unit", horizontal=True
+    )
+    metric = places[2].selectbox(
+        "Decide by",
+        METRICS,
+        format_func=lambda m: METRIC_LABELS[m],
+        key="retrieval_decide_by",
+        help=DECIDE_HELP,
+    )
+    budget: Budget | None = None
+    if size:
+        budget = {"size": int(size), "unit": "tokens" if unit == "tokens" else "chars"}
+    return Judging(budget=budget, decide_by=metric or "recall")
+
+
+def show_judgement(evaluation: Evaluation, questions: int) -> None:
+    """The decision, the warning for few questions, and the verdicts on its metric."""
+    st.markdown(decision_line(evaluation))
+    warning = few_questions_warning(questions)
+    if warning is not None and evaluation["comparisons"]:
+        st.warning(warning, icon=":material/warning:")
+    decision = evaluation["decision"]
+    if decision is None or not evaluation["comparisons"]:
+        return
+    with st.expander(f"Verdicts on {METRIC_LABELS[decision['metric']]}, pair by pair"):
+        st.table(markdown_rows(verdict_rows(evaluation, decision["metric"])))
 
 
 def show_question(
@@ -357,6 +544,7 @@ def sweep(
     retriever: RetrieverName,
     k: int,
     settings: Settings,
+    judging: Judging,
 ) -> None:
     """Recall, IoU and hit rate against the size of one sized column of the page (cut as
     it is cut: policy, grammar, overlap, a library's parameters), in characters or in
@@ -400,12 +588,13 @@ def sweep(
         # (a token holds at least one character).
         characters = sum(len(d["text"]) for d in load.documents)
         require_search_bound(questions, characters // max(low, 1), f"{name} at {low}")
-        evaluation = evaluate_here(key, load, questions, columns, retriever, k)
+        evaluation = evaluate_here(key, load, questions, columns, retriever, k, judging)
     except ExplorerError as error:
         show_error(error)
         return
     axis = f"{config.strategy} {UNITS[unit]}"
     st.altair_chart(sweep_chart(evaluation, axis), width="stretch")
+    st.markdown(decision_line(evaluation))
     with st.expander("The sweep's figures", expanded=False):
         st.table(markdown_rows(scoreboard_rows(evaluation)))
 
@@ -440,6 +629,17 @@ def sweep_chart(evaluation: Evaluation, axis: str) -> alt.Chart:
     return chart
 
 
+def reading(k: int, budget: Budget | None) -> str:
+    """What each question reads, in words."""
+    if budget is None:
+        return f"the top {k} chunks"
+    unit = "characters" if budget["unit"] == "chars" else "tokens"
+    return (
+        f"the best chunks that fit in {budget['size']:,} {unit} (of the top {BUDGET_K}; "
+        "the first always kept)"
+    )
+
+
 def retrieval_page(
     key: str, manifest: Manifest, load: LoadResult, settings: Settings, run: ColumnRunner
 ) -> None:
@@ -463,6 +663,8 @@ def retrieval_page(
     retriever = places[2].radio("Retriever", retrievers, key="retriever", help=RETRIEVER_HELP)
     if retriever is None:  # a radio with options always has a value
         retriever = retrievers[0]
+    judging = judging_controls()
+    depth = BUDGET_K if judging.budget is not None else k  # a budget walks the top 100
     questions = with_added(file, added)
     source_id = next(iter(texts))
     evaluation: Evaluation | None = None
@@ -475,28 +677,28 @@ def retrieval_page(
     # (its key keeps it one panel while its count changes), however long the page grows.
     adding = st.container()
     if questions is not None:
-        columns = list(zip(settings.config_names, settings.configs, strict=True))
         try:
             shown = explore(load, manifest.span_checks, settings, run=run).columns
             largest = max(shown, key=lambda c: c.result["chunk_count"])
             require_search_bound(questions, largest.result["chunk_count"], largest.name)
-            evaluation = evaluate_here(
-                key, load, questions, columns, retriever, k, settings.chunk_files
-            )
+            evaluation = evaluate_columns(shown, load, questions, retriever, depth, judging)
         except ExplorerError as error:
             show_error(error)
             evaluation = None  # refused: no scoreboard, no sweep
         if evaluation is not None:
             st.subheader("Retrieval scoreboard")
             st.caption(
-                f"{count_words(len(questions.questions), 'question')}, the top {k} chunks of "
-                f"each column's whole index by {retriever}. Recall: how much of each answer "
-                "was retrieved; "
-                "precision: how much of what was retrieved is answer; IoU: both at once; hit "
-                "rate: the share of questions whose whole answer sits in one retrieved chunk."
+                f"{count_words(len(questions.questions), 'question')}, "
+                f"{reading(k, judging.budget)} of each column's whole index by {retriever}. "
+                "Recall: how much of each answer was retrieved; precision: how much of what "
+                "was retrieved is answer; IoU: both at once; hit rate: the share of questions "
+                "whose whole answer sits in one retrieved chunk; Precision Ω: the precision "
+                "the chunking allows when every chunk touching the answer is retrieved; MRR "
+                "and nDCG: how high the first and every answer-holding chunk ranks. "
+                "95 %: the interval of the mean, resampling the questions."
             )
             st.table(markdown_rows(scoreboard_rows(evaluation)))
-            st.markdown(best_line(evaluation))
+            show_judgement(evaluation, len(questions.questions))
             st.subheader("Why: one question's hits in each column")
             source_id = show_question(evaluation, questions, shown, texts)
     with (
@@ -522,4 +724,4 @@ def retrieval_page(
         questions_download(questions)
     if questions is not None and evaluation is not None:
         st.subheader("Sweep a size")
-        sweep(key, load, questions, retriever, k, settings)
+        sweep(key, load, questions, retriever, depth, settings, judging)

@@ -53,6 +53,7 @@ from ..chunking.index import (
     index_head,
     index_id_middle,
 )
+from ..chunking.tokens import count_tokens
 from ..digests import canonical_bytes
 from ..errors import ErrorCode, ExplorerError
 from ..grammars import Grammar
@@ -61,11 +62,15 @@ from ..retrieval.evaluate import (
     Columns,
     Evaluation,
     Hit,
+    Judging,
     PolicyEvaluation,
+    by_document,
+    coverage_of,
     evaluation_of,
     policy_evaluation,
     question_result,
 )
+from ..retrieval.metrics import Coverage
 from ..retrieval.questions import (
     PlacedQuestion,
     Question,
@@ -565,12 +570,14 @@ def ray_write_index(
 # k, which the driver merges, ties broken by chunk order as one process breaks them.
 
 PlacedOrRefused = PlacedQuestion | tuple[ErrorCode, str]
-Where = tuple[str, str, int, int, list[int] | None]  # a chunk's id, source_id, start, end, pages
+# A chunk's id, source_id, start, end, pages and cl100k_base tokens.
+Where = tuple[str, str, int, int, list[int] | None, int]
 
 
 class ShardSummary(NamedTuple):
     pieces: ShardPieces
     placed: list[tuple[int, PlacedOrRefused]]  # by the question's position in the file
+    coverage: dict[int, list[Coverage]]  # by the question's position, per column
     corpus: list[CorpusTerms | None]  # per column; None for the embedding
     chars: list[int]  # per column: the chunks' lengths, summed
 
@@ -625,8 +632,18 @@ def evaluate_shard(
                 placed.append((number, (error.code, error.detail)))
         for column, column_records in zip(chunks, records, strict=True):
             column.extend(column_records)
+    documents = [by_document(column) for column in chunks]
+    coverage = {
+        number: [coverage_of(question, column) for column in documents]
+        for number, question in placed
+        if isinstance(question, PlacedQuestion)
+    }
     where = [
-        [(c["chunk_id"], c["source_id"], c["start"], c["end"], c.get("pages")) for c in cs]
+        [
+            (c["chunk_id"], c["source_id"], c["start"], c["end"], c.get("pages"), tokens)
+            for c in cs
+            for tokens in (count_tokens(c["text"]),)
+        ]
         for cs in chunks
     ]
     chars = [sum(c["end"] - c["start"] for c in cs) for cs in chunks]
@@ -634,9 +651,10 @@ def evaluate_shard(
     if retriever_name == "bm25":
         terms = [ChunkTerms.of(bm25_terms(column), asked) for column in texts]
         corpus: list[CorpusTerms | None] = [CorpusTerms.of(t) for t in terms]
-        return ShardSummary(pieces, placed, corpus, chars), ShardMaterial(where, terms, [])
+        summary = ShardSummary(pieces, placed, coverage, corpus, chars)
+        return summary, ShardMaterial(where, terms, [])
     vectors = [embedded(column) for column in texts]
-    summary = ShardSummary(pieces, placed, [None for _ in configs], chars)
+    summary = ShardSummary(pieces, placed, coverage, [None for _ in configs], chars)
     return summary, ShardMaterial(where, [], vectors)
 
 
@@ -667,7 +685,7 @@ def score_shard(
             ranking = Cosines(asked, material.vectors[column])
         found.append(
             [
-                [(-score, shard, i, Hit(*where[i][:4], score, where[i][4])) for i, score in best]
+                [(-score, shard, i, Hit(*where[i][:4], score, *where[i][4:])) for i, score in best]
                 for best in best_chunks(ranking, count, len(where), k, limits)
             ]
         )
@@ -683,8 +701,11 @@ def ray_evaluate(
     grammar: Grammar,
     proceed: bool,
     notes: Callable[[str], object],
+    judging: Judging | None = None,
 ) -> Evaluation:
     """`evaluate` over a manifest on Ray: the same figures, ids, warnings and refusals."""
+    judging = judging or Judging()
+    judging.check(run.limits)
     require_shardable(retriever_name)
     require_written(questions)
     ray = run.ray
@@ -711,6 +732,7 @@ def ray_evaluate(
         )  # fmt: skip
 
     placed: dict[int, PlacedOrRefused] = {}
+    coverage: dict[int, list[Coverage]] = {}
     corpus: list[CorpusTerms | None] = [None for _ in configs]
     chars = [0 for _ in configs]
     materials = []
@@ -724,6 +746,7 @@ def ray_evaluate(
                     continue
                 fold.add(result.pieces)
                 placed.update(result.placed)
+                coverage.update(result.coverage)
                 for column, totals in enumerate(result.corpus):
                     before = corpus[column]
                     corpus[column] = totals if before is None or totals is None else before + totals
@@ -742,7 +765,12 @@ def ray_evaluate(
         policies: list[PolicyEvaluation] = []
         for column, (name, config) in enumerate(columns):
             results = [
-                question_result(question, [hit for *_, hit in top[column][number]])
+                question_result(
+                    question,
+                    [hit for *_, hit in top[column][number]],
+                    coverage[number][column],
+                    judging.budget,
+                )
                 for number, question in sorted(placed.items())
                 if isinstance(question, PlacedQuestion)
             ]
@@ -758,7 +786,7 @@ def ray_evaluate(
             )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    return evaluation_of(retriever_name, k, policies)
+    return evaluation_of(retriever_name, k, policies, judging, run.limits)
 
 
 def _merged_top_k(

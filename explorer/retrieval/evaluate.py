@@ -2,15 +2,18 @@
 of each answer do a policy's top-k chunks hold, and at what cost in retrieved text?
 
 Questions come from `questions`, the figures from `metrics` (chunking_evaluation's),
-the rankings from `retrievers`. A retriever ranks every chunk of a policy's whole index
-(all documents) for each question, a block of questions at a time; the top k are taken,
-ties broken by chunk order so results are reproducible.
+the rankings from `retrievers`, the intervals, verdicts and decision from `decide`. A
+retriever ranks every chunk of a policy's whole index (all documents) for each question,
+a block of questions at a time; the top k are taken, ties broken by chunk order so
+results are reproducible; with a budget, the top k are then walked until the budget is
+spent.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import NamedTuple, NotRequired
+from collections.abc import Callable, Iterable, MutableMapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, NamedTuple, NotRequired
 
 from pydantic import TypeAdapter
 from typing_extensions import TypedDict
@@ -20,6 +23,7 @@ from ..chunking.config import DEFAULT_GRAMMAR, ChunkConfig, ConfigJson
 from ..chunking.imports import ChunkFile, place
 from ..chunking.index import ChunkRecord, GivenSpans, build_index, readable
 from ..chunking.policies import LIBRARY_POLICIES, POLICIES, make_config
+from ..chunking.tokens import count_tokens
 from ..errors import ErrorCode, ExplorerError
 from ..limits import DEFAULT_LIMITS, Limits
 from ..memo import derived_once
@@ -27,13 +31,40 @@ from ..models import strict_shape
 from ..pipeline import Settings
 from ..sources.documents import DocumentRecord
 from ..sources.loading import LoadResult
-from .metrics import score
+from .decide import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    LEVEL,
+    bootstrap,
+    decide,
+    require_resamples,
+)
+from .metrics import Coverage, DocumentChunks, ndcg, reciprocal_rank, score
 from .questions import PlacedQuestion, QuestionSet, place_questions, require_written
-from .retrievers import Embed, Retriever, RetrieverName, best_chunks, retriever
+from .retrievers import (
+    Best,
+    ChunkIndex,
+    Embed,
+    Retriever,
+    RetrieverName,
+    best_chunks,
+    retriever,
+)
 
 EVALUATION_VERSION = 1
 DEFAULT_K = 5
 MAX_K = 100
+BUDGET_K = 100  # k when a budget is given and k is not
+Metric = Literal["recall", "precision", "iou", "hit", "precision_omega", "mrr", "ndcg"]
+METRICS: tuple[Metric, ...] = (
+    "recall",
+    "precision",
+    "iou",
+    "hit",
+    "precision_omega",
+    "mrr",
+    "ndcg",
+)
 
 
 @strict_shape
@@ -63,18 +94,57 @@ class QuestionResult(TypedDict):
     precision: float
     iou: float
     hit: bool
+    precision_omega: float
+    mrr: float
+    ndcg: float
+    retrieved_tokens: int
+    over_budget: bool  # the first chunk alone is larger than the budget (kept all the same)
 
 
 @strict_shape
-class Summary(TypedDict):
-    """Means over the questions; `hit` is the share of questions with a hit."""
+class Figures(TypedDict):
+    """One number per metric (`METRICS`)."""
 
     recall: float
     precision: float
     iou: float
     hit: float
+    precision_omega: float
+    mrr: float
+    ndcg: float
+
+
+@strict_shape
+class Intervals(TypedDict):
+    """A [low, high] interval per metric (`METRICS`)."""
+
+    recall: list[float]
+    precision: list[float]
+    iou: list[float]
+    hit: list[float]
+    precision_omega: list[float]
+    mrr: list[float]
+    ndcg: list[float]
+
+
+@strict_shape
+class Summary(TypedDict):
+    """Means over the questions; `hit` is the share of questions with a hit; `std` the
+    population standard deviations of the questions' figures; `ci` their means' bootstrap
+    intervals (null without a bootstrap)."""
+
+    recall: float
+    precision: float
+    iou: float
+    hit: float
+    precision_omega: float
+    mrr: float
+    ndcg: float
+    retrieved_tokens: float
     chunk_count: int
     mean_chunk_chars: float
+    std: Figures
+    ci: Intervals | None
 
 
 @strict_shape
@@ -91,14 +161,59 @@ class PolicyEvaluation(TypedDict):
 
 
 @strict_shape
+class Budget(TypedDict):
+    """How much retrieved text each question may keep, in characters or cl100k tokens."""
+
+    size: int
+    unit: Literal["chars", "tokens"]
+
+
+@strict_shape
+class Bootstrap(TypedDict):
+    resamples: int
+    seed: int
+    level: float
+
+
+@strict_shape
+class Comparison(TypedDict):
+    """Column a against column b (a declared first) on one metric: the difference of
+    their means, its paired bootstrap interval, and which is better ("tie": the interval
+    holds 0)."""
+
+    a: str
+    b: str
+    metric: Metric
+    difference: float
+    ci: list[float]
+    verdict: Literal["a", "b", "tie"]
+
+
+@strict_shape
+class Decision(TypedDict):
+    """The columns no verdict beats on `metric`, the one of them that retrieves the
+    fewest tokens, and why, in one sentence."""
+
+    metric: Metric
+    best: list[str]
+    choice: str
+    why: str
+
+
+@strict_shape
 class Evaluation(TypedDict):
     evaluation_version: int
     retriever: RetrieverName
     k: int
+    budget: Budget | None
+    bootstrap: Bootstrap | None
     policies: list[PolicyEvaluation]
+    comparisons: list[Comparison]
+    decision: Decision | None
 
 
 EVALUATION = TypeAdapter(Evaluation)
+INTERVALS = TypeAdapter(Intervals)
 
 
 def _figure(value: float) -> float:
@@ -114,11 +229,56 @@ class Hit(NamedTuple):
     start: int
     end: int
     score: float
-    pages: list[int] | None = None
+    pages: list[int] | None
+    tokens: int  # cl100k_base tokens of its text
 
 
-def question_result(question: PlacedQuestion, hits: Sequence[Hit]) -> QuestionResult:
-    """A question's figures from its top k chunks, best first."""
+MAX_BUDGET = 1_000_000_000
+
+
+def parse_budget(text: str) -> Budget:
+    """`N` characters or `Nt` cl100k_base tokens, N from 1 to `MAX_BUDGET`."""
+    digits = text.strip().removesuffix("t")
+    unit: Literal["chars", "tokens"] = "tokens" if text.strip().endswith("t") else "chars"
+    negative = digits.startswith("-")
+    number = digits.removeprefix("-")
+    if not (number.isascii() and number.isdigit()) or len(number) > 10:
+        raise ExplorerError(
+            ErrorCode.INVALID_BUDGET,
+            f"--budget takes N characters or Nt tokens (e.g. 4000 or 1000t), not {text[:40]!r}",
+        )
+    size = -int(digits[1:]) if negative else int(digits)
+    if not 1 <= size <= MAX_BUDGET:
+        raise ExplorerError(
+            ErrorCode.INVALID_BUDGET,
+            f"a budget is from 1 to {MAX_BUDGET:,}, not {size:,}",
+        )
+    return {"size": size, "unit": unit}
+
+
+def within_budget(hits: Sequence[Hit], budget: Budget | None) -> tuple[Sequence[Hit], bool]:
+    """The hits kept, best first, while their summed size stays within the budget (the
+    first always kept), and whether the first alone is larger than it."""
+    if budget is None or not hits:
+        return hits, False
+
+    def cost(hit: Hit) -> int:
+        return hit.end - hit.start if budget["unit"] == "chars" else hit.tokens
+
+    spent = cost(hits[0])
+    kept = 1
+    while kept < len(hits) and spent + cost(hits[kept]) <= budget["size"]:
+        spent += cost(hits[kept])
+        kept += 1
+    return hits[:kept], cost(hits[0]) > budget["size"]
+
+
+def question_result(
+    question: PlacedQuestion, ranked: Sequence[Hit], coverage: Coverage, budget: Budget | None
+) -> QuestionResult:
+    """A question's figures from its top k chunks, best first (those the budget keeps),
+    and what the column's every chunk gives (`coverage`). Both engines compute here."""
+    hits, over = within_budget(ranked, budget)
     retrieved: list[RetrievedChunk] = []
     for rank, hit in enumerate(hits, 1):
         chunk: RetrievedChunk = {
@@ -132,7 +292,8 @@ def question_result(question: PlacedQuestion, hits: Sequence[Hit]) -> QuestionRe
         if hit.pages is not None:
             chunk["pages"] = hit.pages
         retrieved.append(chunk)
-    figures = score(question.references, [(h.source_id, h.start, h.end) for h in hits])
+    ranges = [(h.source_id, h.start, h.end) for h in hits]
+    figures = score(question.references, ranges)
     return {
         "id": question.id,
         "source_id": question.source_id,
@@ -142,7 +303,62 @@ def question_result(question: PlacedQuestion, hits: Sequence[Hit]) -> QuestionRe
         "precision": _figure(figures.precision),
         "iou": _figure(figures.iou),
         "hit": figures.hit,
+        "precision_omega": _figure(coverage.precision_omega),
+        "mrr": _figure(reciprocal_rank(question.references, ranges)),
+        "ndcg": _figure(ndcg(question.references, ranges, coverage.relevant)),
+        "retrieved_tokens": sum(h.tokens for h in hits),
+        "over_budget": over,
     }
+
+
+def by_document(chunks: Sequence[ChunkRecord]) -> dict[str, DocumentChunks]:
+    """A column's chunks grouped by document, for each question's `coverage`."""
+    ranges: dict[str, list[tuple[int, int]]] = {}
+    for chunk in chunks:
+        ranges.setdefault(chunk["source_id"], []).append((chunk["start"], chunk["end"]))
+    return {source_id: DocumentChunks(source_id, spans) for source_id, spans in ranges.items()}
+
+
+NO_CHUNK = Coverage(0.0, 0)
+
+
+def coverage_of(question: PlacedQuestion, documents: dict[str, DocumentChunks]) -> Coverage:
+    found = documents.get(question.source_id)
+    return found.coverage(question.references) if found is not None else NO_CHUNK
+
+
+class ColumnFigures:
+    """What a column's figures need beside its ranking: its chunks by document (for each
+    question's `coverage`), and each retrieved chunk's tokens, counted once, when first
+    retrieved. The app keeps one per column and measures each new question with it."""
+
+    def __init__(self, chunks: Sequence[ChunkRecord]) -> None:
+        self.chunks = chunks
+        self.documents = by_document(chunks)
+        self.tokens: dict[int, int] = {}
+
+    def hit(self, position: int, score: float) -> Hit:
+        c = self.chunks[position]
+        tokens = self.tokens.get(position)
+        if tokens is None:
+            tokens = self.tokens[position] = count_tokens(c["text"])
+        return Hit(
+            c["chunk_id"], c["source_id"], c["start"], c["end"], score, c.get("pages"), tokens
+        )
+
+    def results(
+        self, questions: Sequence[PlacedQuestion], best: Iterable[Best], budget: Budget | None
+    ) -> list[QuestionResult]:
+        """Each question's figures, from its best chunks (`best_chunks`, in order)."""
+        return [
+            question_result(
+                question,
+                [self.hit(i, score) for i, score in found],
+                coverage_of(question, self.documents),
+                budget,
+            )
+            for question, found in zip(questions, best, strict=True)
+        ]
 
 
 def evaluate_chunks(
@@ -151,38 +367,83 @@ def evaluate_chunks(
     search: Retriever,
     k: int,
     limits: Limits = DEFAULT_LIMITS,
+    budget: Budget | None = None,
 ) -> list[QuestionResult]:
     """Each question's top k of `chunks` (one policy's whole index) and its figures,
     ranked a block of questions at a time (`best_chunks`)."""
     ranking = search.ranking([c["text"] for c in chunks], [q.question for q in questions])
     best = best_chunks(ranking, len(questions), len(chunks), k, limits)
-    return [
-        question_result(
-            question,
-            [
-                Hit(c["chunk_id"], c["source_id"], c["start"], c["end"], score, c.get("pages"))
-                for i, score in found
-                for c in (chunks[i],)
-            ],
-        )
-        for question, found in zip(questions, best, strict=True)
-    ]
+    return ColumnFigures(chunks).results(questions, best, budget)
+
+
+Measured = MutableMapping[tuple[object, ...], QuestionResult]  # by k, budget and question
+
+
+def measure_column(
+    chunks: Sequence[ChunkRecord],
+    placed: Sequence[PlacedQuestion],
+    index: Callable[[], ChunkIndex],
+    figures: ColumnFigures,
+    k: int,
+    budget: Budget | None,
+    measured: Measured,
+    limits: Limits = DEFAULT_LIMITS,
+) -> list[QuestionResult]:
+    """Each question's figures in one column, as `evaluate_chunks` gives them, ranking
+    only the questions `measured` lacks (against the retriever's `index` of the chunks,
+    asked for only then) and keeping their results there: a question added to a set is
+    the only one ranked again."""
+    key = (k, None if budget is None else (budget["size"], budget["unit"]))
+    missing = [q for q in placed if (*key, q) not in measured]
+    if missing and chunks:
+        ranking = index().ranking([q.question for q in missing])
+        best = best_chunks(ranking, len(missing), len(chunks), k, limits)
+        results = figures.results(missing, best, budget)
+    else:
+        results = [question_result(q, [], NO_CHUNK, budget) for q in missing]
+    for question, result in zip(missing, results, strict=True):
+        measured[(*key, question)] = result
+    return [measured[(*key, q)] for q in placed]
+
+
+def figure_of(result: QuestionResult, metric: Metric) -> float:
+    """A question's figure on `metric`, a number (a hit is 1, a miss 0)."""
+    value = result[metric]
+    return float(value)
 
 
 def summarize(results: Sequence[QuestionResult], chunk_count: int, chunk_chars: int) -> Summary:
     """Means over the questions, and over the chunks (`chunk_chars` is their sum of
-    lengths, a whole number: the same sum however it was added up)."""
+    lengths, a whole number: the same sum however it was added up); the population
+    standard deviations (numpy's default); no intervals yet (`decide` adds them)."""
+    import numpy as np
 
     def mean(values: list[float]) -> float:
         return _figure(sum(values) / len(values)) if values else 0.0
 
+    columns = {metric: [figure_of(r, metric) for r in results] for metric in METRICS}
+    std = {m: _figure(np.std(v)) if v else 0.0 for m, v in columns.items()}
     return {
-        "recall": mean([r["recall"] for r in results]),
-        "precision": mean([r["precision"] for r in results]),
-        "iou": mean([r["iou"] for r in results]),
-        "hit": mean([1.0 if r["hit"] else 0.0 for r in results]),
+        "recall": mean(columns["recall"]),
+        "precision": mean(columns["precision"]),
+        "iou": mean(columns["iou"]),
+        "hit": mean(columns["hit"]),
+        "precision_omega": mean(columns["precision_omega"]),
+        "mrr": mean(columns["mrr"]),
+        "ndcg": mean(columns["ndcg"]),
+        "retrieved_tokens": mean([float(r["retrieved_tokens"]) for r in results]),
         "chunk_count": chunk_count,
         "mean_chunk_chars": _figure(chunk_chars / chunk_count) if chunk_count else 0.0,
+        "std": {
+            "recall": std["recall"],
+            "precision": std["precision"],
+            "iou": std["iou"],
+            "hit": std["hit"],
+            "precision_omega": std["precision_omega"],
+            "mrr": std["mrr"],
+            "ndcg": std["ndcg"],
+        },
+        "ci": None,
     }
 
 
@@ -203,13 +464,17 @@ def evaluate(
     limits: Limits = DEFAULT_LIMITS,
     embed: Embed | None = None,
     chunk_files: Sequence[ChunkFile] = (),
+    judging: Judging | None = None,
 ) -> Evaluation:
     """Each column's index over all the documents (then each chunk file's, placed in
-    them), built and validated, searched for every question; its top k chunks measured.
-    The embedding and hybrid retrievers embed with `embed` (default: WordLlama, not
-    cached); an embedder that fails is `embedding_failed` naming the column."""
+    them), built and validated, searched for every question; its top k chunks measured
+    (those the budget keeps), then judged (`judged`). The embedding and hybrid retrievers
+    embed with `embed` (default: WordLlama, not cached); an embedder that fails is
+    `embedding_failed` naming the column."""
+    judging = judging or Judging()
     if not 1 <= k <= MAX_K:
         raise ExplorerError(ErrorCode.USAGE, f"k must be from 1 to {MAX_K}, not {k}")
+    judging.check(limits)
     if not load.documents:
         raise ExplorerError(
             ErrorCode.NO_DOCUMENTS, "no document loaded, so there is nothing to search"
@@ -227,8 +492,12 @@ def evaluate(
     policies: list[PolicyEvaluation] = []
     with derived_once():  # each document parsed once for every column and size
         for name, config, given in built:
-            policies.append(_policy(name, config, given, load.documents, placed, search, k, limits))
-    return evaluation_of(retriever_name, k, policies)
+            policies.append(
+                _policy(
+                    name, config, given, load.documents, placed, search, k, limits, judging.budget
+                )
+            )
+    return evaluation_of(retriever_name, k, policies, judging, limits)
 
 
 def _policy(
@@ -240,16 +509,17 @@ def _policy(
     search: Retriever,
     k: int,
     limits: Limits,
+    budget: Budget | None,
 ) -> PolicyEvaluation:
     """One column's evaluation: its index built and validated, every question searched."""
     cut = readable(documents, config, name)
     if not cut.documents:  # its grammar reads none: measured as retrieving nothing
-        results = [question_result(question, []) for question in placed]
+        results = [question_result(question, [], NO_CHUNK, budget) for question in placed]
         return policy_evaluation(name, config.as_json(), "", results, 0, 0, cut.notes)
     index = validate_index(build_index(cut.documents, config, limits, given), limits)
     chunks = index["chunks"]
     try:
-        results = evaluate_chunks(chunks, placed, search, k, limits)
+        results = evaluate_chunks(chunks, placed, search, k, limits, budget)
     except ExplorerError as error:
         if error.code is not ErrorCode.EMBEDDING_FAILED:
             raise
@@ -282,16 +552,103 @@ def policy_evaluation(
     return evaluation
 
 
+@dataclass(frozen=True)
+class Judging:
+    """How a run is measured and judged beyond k: the budget (None: the top k whole),
+    the bootstrap's resamples (0: no intervals, verdicts or decision) and seed, and the
+    metric the decision is made on."""
+
+    budget: Budget | None = None
+    resamples: int = DEFAULT_RESAMPLES
+    seed: int = DEFAULT_SEED
+    decide_by: Metric = "recall"
+
+    def check(self, limits: Limits = DEFAULT_LIMITS) -> None:
+        """Refuse bad values before any work (the command line parses them first)."""
+        if self.budget is not None and self.budget["size"] < 1:
+            raise ExplorerError(
+                ErrorCode.INVALID_BUDGET, f"a budget is at least 1, not {self.budget['size']}"
+            )
+        require_resamples(self.resamples)
+        require_metric(self.decide_by)
+
+
+def require_metric(name: str) -> Metric:
+    """`name` as a metric, or `unknown_metric` listing them."""
+    for metric in METRICS:
+        if metric == name:
+            return metric
+    raise ExplorerError(
+        ErrorCode.UNKNOWN_METRIC,
+        f"{name[:40]!r} is not a metric; decide by one of {', '.join(METRICS)}",
+    )
+
+
+def judged(
+    policies: Sequence[PolicyEvaluation], judging: Judging, limits: Limits
+) -> tuple[list[PolicyEvaluation], list[Comparison], Decision | None]:
+    """Each column's intervals, every pair's verdicts, and the decision, from the
+    questions' figures (`decide`); none without resamples or questions."""
+    results = [policy["questions"] for policy in policies]
+    questions = len(results[0]) if results else 0
+    if not judging.resamples or not questions:
+        return list(policies), [], None
+    figures = [[[figure_of(r, m) for r in rs] for m in METRICS] for rs in results]
+    found = bootstrap(figures, judging.resamples, judging.seed, limits.scores_held, LEVEL)
+    with_ci: list[PolicyEvaluation] = []
+    for policy, per_metric in zip(policies, found.per_column, strict=True):
+        ci = {m: [low, high] for m, (low, high) in zip(METRICS, per_metric, strict=True)}
+        summary: Summary = {**policy["summary"], "ci": INTERVALS.validate_python(ci)}
+        with_ci.append({**policy, "summary": summary})
+    names = [policy["name"] for policy in policies]
+    comparisons: list[Comparison] = [
+        {
+            "a": names[v.a],
+            "b": names[v.b],
+            "metric": METRICS[v.metric],
+            "difference": v.difference,
+            "ci": [v.low, v.high],
+            "verdict": v.winner,
+        }
+        for v in found.verdicts
+    ]
+    chosen = METRICS.index(judging.decide_by)
+    tokens = [sum(r["retrieved_tokens"] for r in rs) / questions for rs in results]
+    means = [sum(f[chosen]) / questions for f in figures]
+    on_metric = [v for v in found.verdicts if v.metric == chosen]
+    choice = decide(names, judging.decide_by, means, on_metric, tokens, questions, LEVEL)
+    decision: Decision = {
+        "metric": judging.decide_by,
+        "best": [names[c] for c in choice.best],
+        "choice": names[choice.choice],
+        "why": choice.why,
+    }
+    return with_ci, comparisons, decision
+
+
 def evaluation_of(
-    retriever_name: RetrieverName, k: int, policies: Sequence[PolicyEvaluation]
+    retriever_name: RetrieverName,
+    k: int,
+    policies: Sequence[PolicyEvaluation],
+    judging: Judging,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> Evaluation:
-    """The evaluation file of one run, checked against its declared shape (both engines
-    build it here)."""
+    """The evaluation file of one run, judged and checked against its declared shape
+    (both engines build it here)."""
+    judged_policies, comparisons, decision = judged(policies, judging, limits)
     evaluation: Evaluation = {
         "evaluation_version": EVALUATION_VERSION,
         "retriever": retriever_name,
         "k": k,
-        "policies": list(policies),
+        "budget": judging.budget,
+        "bootstrap": (
+            {"resamples": judging.resamples, "seed": judging.seed, "level": LEVEL}
+            if judging.resamples
+            else None
+        ),
+        "policies": judged_policies,
+        "comparisons": comparisons,
+        "decision": decision,
     }
     return EVALUATION.validate_python(evaluation)
 

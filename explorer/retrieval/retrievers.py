@@ -35,6 +35,13 @@ class Ranking(Protocol):
         ...
 
 
+class ChunkIndex(Protocol):
+    """What a retriever keeps of an index's chunks to rank any questions against them
+    later (the app keeps one per column and ranks only a question just added)."""
+
+    def ranking(self, questions: Sequence[str]) -> Ranking: ...
+
+
 class Retriever(Protocol):
     """Ranks every chunk of an index for every question."""
 
@@ -42,6 +49,8 @@ class Retriever(Protocol):
     def name(self) -> str: ...
 
     def ranking(self, chunks: Sequence[str], questions: Sequence[str]) -> Ranking: ...
+
+    def index(self, chunks: Sequence[str]) -> ChunkIndex: ...
 
 
 class Scored(Protocol):
@@ -119,14 +128,37 @@ class CorpusTerms:
         return CorpusTerms(self.chunks + other.chunks, self.words + other.words, holding)
 
 
+Postings = Mapping[str, tuple["NDArray[np.int64]", "NDArray[np.float32]"]]
+
+
+def postings_of(terms: ChunkTerms) -> Postings:
+    """Each word's chunks (by position) and its count in each."""
+    import numpy as np
+
+    where: dict[str, tuple[list[int], list[int]]] = {}
+    for i, counts in enumerate(terms.counts):
+        for word, n in counts.items():
+            chunks, frequencies = where.setdefault(word, ([], []))
+            chunks.append(i)
+            frequencies.append(n)
+    return {
+        word: (np.asarray(at, dtype=np.int64), np.asarray(frequency, dtype=np.float32))
+        for word, (at, frequency) in where.items()
+    }
+
+
 def bm25_scores(
-    terms: ChunkTerms, questions: Sequence[Sequence[str]], corpus: CorpusTerms
+    terms: ChunkTerms,
+    questions: Sequence[Sequence[str]],
+    corpus: CorpusTerms,
+    postings: Postings | None = None,
 ) -> Matrix:
     """BM25 of some chunks of a corpus for each question's words, as `bm25s` computes it
     over the whole corpus, bit for bit: per word idf (float32) times the Lucene term
     factor (float64), rounded to float32, summed in float32 in the question's word order
     (words no chunk holds left out). So a shard's scores, given the whole's `corpus`,
-    are exactly the scores the one process gives the same chunks."""
+    are exactly the scores the one process gives the same chunks. `postings` are those
+    of `terms`, when already computed."""
     import numpy as np
 
     count = len(terms.lengths)
@@ -135,19 +167,13 @@ def bm25_scores(
         return matrix
     average = np.float64(corpus.words) / corpus.chunks
     base = BM25_K1 * ((1 - BM25_B) + BM25_B * np.asarray(terms.lengths, dtype=np.int64) / average)
-    where: dict[str, tuple[list[int], list[int]]] = {}
-    for i, counts in enumerate(terms.counts):
-        for word, n in counts.items():
-            chunks, frequencies = where.setdefault(word, ([], []))
-            chunks.append(i)
-            frequencies.append(n)
-    postings = {
-        word: (np.asarray(at, dtype=np.int64), np.asarray(frequency, dtype=np.float32))
-        for word, (at, frequency) in where.items()
-    }
+    if postings is None:
+        postings = postings_of(terms)
+    asked = {word for words in questions for word in words}
     idf = {
         word: np.float32(math.log(1 + (corpus.chunks - n + 0.5) / (n + 0.5)))
         for word, n in corpus.holding.items()
+        if word in asked
     }
     for row, words in enumerate(questions):
         total = np.zeros(count, dtype=np.float32)
@@ -166,9 +192,10 @@ class BM25Scores:
     terms: ChunkTerms
     asked: Sequence[Sequence[str]]
     corpus: CorpusTerms
+    postings: Postings | None = None
 
     def scores(self, first: int, stop: int) -> Matrix:
-        return bm25_scores(self.terms, self.asked[first:stop], self.corpus)
+        return bm25_scores(self.terms, self.asked[first:stop], self.corpus, self.postings)
 
     def matches(self, row: Matrix, depth: int) -> list[int]:
         """The chunks that hold a word of the question (a score above 0), best first."""
@@ -191,6 +218,24 @@ class BM25:
         asked = bm25_terms(questions)
         terms = ChunkTerms.of(bm25_terms(chunks), frozenset(w for ws in asked for w in ws))
         return BM25Scores(terms, asked, CorpusTerms.of(terms))
+
+    def index(self, chunks: Sequence[str]) -> BM25Index:
+        words = bm25_terms(chunks)
+        terms = ChunkTerms.of(words, frozenset(w for ws in words for w in ws))
+        return BM25Index(terms, CorpusTerms.of(terms), postings_of(terms))
+
+
+@dataclass(frozen=True)
+class BM25Index:
+    """Every word of an index's chunks counted once: a question is then scored from its
+    own words' postings alone, exactly as `BM25.ranking` scores it."""
+
+    terms: ChunkTerms
+    corpus: CorpusTerms
+    postings: Postings
+
+    def ranking(self, questions: Sequence[str]) -> BM25Scores:
+        return BM25Scores(self.terms, bm25_terms(questions), self.corpus, self.postings)
 
 
 Embed = Callable[[Sequence[str]], "NDArray[np.float32]"]  # unit vectors, one row per text
@@ -252,6 +297,20 @@ class Embedding:
     def ranking(self, chunks: Sequence[str], questions: Sequence[str]) -> Cosines:
         return Cosines(self.embed(questions), self.embed(chunks))
 
+    def index(self, chunks: Sequence[str]) -> EmbeddedChunks:
+        return EmbeddedChunks(self.embed, self.embed(chunks))
+
+
+@dataclass(frozen=True)
+class EmbeddedChunks:
+    """An index's chunks embedded once; each question embedded when ranked."""
+
+    embed: Embed
+    vectors: NDArray[np.float32]
+
+    def ranking(self, questions: Sequence[str]) -> Cosines:
+        return Cosines(self.embed(questions), self.vectors)
+
 
 # Reciprocal rank fusion (Cormack et al.): each ranking's first FUSION_DEPTH matches,
 # each adding 1 / (RRF_K + rank) to its chunk's score.
@@ -299,6 +358,18 @@ class Hybrid:
             Embedding(self.embed).ranking(chunks, questions),
         )
         return FusedRanking(parts)
+
+    def index(self, chunks: Sequence[str]) -> FusedIndex:
+        return FusedIndex(BM25().index(chunks), Embedding(self.embed).index(chunks))
+
+
+@dataclass(frozen=True)
+class FusedIndex:
+    words: BM25Index
+    vectors: EmbeddedChunks
+
+    def ranking(self, questions: Sequence[str]) -> FusedRanking:
+        return FusedRanking((self.words.ranking(questions), self.vectors.ranking(questions)))
 
 
 def retriever(name: str, embed: Embed | None = None) -> Retriever:
