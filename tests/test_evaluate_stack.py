@@ -26,6 +26,7 @@ from explorer.retrieval.retrievers import (
     best_chunks,
     fused,
 )
+from explorer.retrieval.vectors import VECTORS_TABLE
 from tests import embedders
 from tests.conftest import ROOT, ManifestBuilder, run_cli
 
@@ -396,6 +397,68 @@ def test_a_cache_that_is_not_one_is_an_io_error(
         )
         assert result.code == 2 and "Traceback" not in result.err
         assert result.err.startswith("error: io_error: cannot use "), result.err
+
+
+def sqlite_file(path: Path, *statements: str) -> Path:
+    db = sqlite3.connect(path)
+    for statement in statements:
+        db.execute(statement)
+    db.commit()
+    db.close()
+    return path
+
+
+@pytest.mark.parametrize(
+    "statements",
+    [
+        ("CREATE TABLE t(x)",),
+        (
+            "CREATE TABLE vectors (rowid INTEGER PRIMARY KEY, embedder TEXT NOT NULL, "
+            "text_sha256 TEXT NOT NULL, vector BLOB NOT NULL, owner TEXT, "
+            "UNIQUE (embedder, text_sha256))",
+            "INSERT INTO vectors VALUES (1, 'x', 'y', x'00', 'someone else')",
+        ),
+        (
+            "CREATE TABLE vectors (rowid INTEGER PRIMARY KEY, embedder TEXT NOT NULL, "
+            "text_sha256 TEXT NOT NULL, vector BLOB NOT NULL, UNIQUE (embedder, text_sha256))",
+            "CREATE TABLE t(x)",
+        ),
+        ("PRAGMA user_version = 7",),  # initialised by another program, no table yet
+    ],
+)
+def test_another_programs_sqlite_file_is_refused_untouched(
+    make_manifest: ManifestBuilder, tmp_path: Path, statements: tuple[str, ...]
+) -> None:
+    """docs/contract.md §10c: only a vector cache or a persistent index is one."""
+    manifest, questions = plain_run(make_manifest, tmp_path)
+    foreign = sqlite_file(tmp_path / "foreign.db", *statements)
+    before = foreign.read_bytes()
+    args = ("--policy", "paragraph", "--grammar", "markdown", "--retriever", "embedding")
+    result = evaluate_cli(
+        manifest, questions, *args, "--embedder", COUNTING, "--vector-cache", foreign
+    )
+    assert result.code == 2 and "Traceback" not in result.err
+    assert result.err.startswith(f"error: io_error: cannot use {str(foreign)!r} "), result.err
+    assert "not a vector cache" in result.err
+    assert foreign.read_bytes() == before and embedders.EMBEDDED == []
+    assert sorted(p.name for p in tmp_path.glob("foreign.db*")) == ["foreign.db"]
+
+
+def test_a_cache_made_before_and_an_empty_file_are_caches(
+    make_manifest: ManifestBuilder, tmp_path: Path
+) -> None:
+    manifest, questions = plain_run(make_manifest, tmp_path)
+    args = ("--policy", "paragraph", "--grammar", "markdown", "--retriever", "embedding")
+    made = sqlite_file(tmp_path / "made.db", VECTORS_TABLE)
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    for path in (made, empty):
+        result = evaluate_cli(
+            manifest, questions, *args, "--embedder", COUNTING, "--vector-cache", path
+        )
+        assert result.code == 0, result.err
+        count = sqlite3.connect(path).execute("SELECT count(*) FROM vectors").fetchone()[0]
+        assert count > 0
 
 
 def test_ingest_records_a_document_its_grammar_cannot_cut_and_goes_on(

@@ -24,6 +24,8 @@ from .embedding import Embedder, batch_size, blob_bytes, embed_texts, from_blobs
 if TYPE_CHECKING:
     from .embedding import Vectors
 
+# This program's name in the `meta` table of its SQLite files: a persistent index holds it.
+APP_ID = "chunk-boundary-explorer"
 DEFAULT_VECTOR_CACHE = Path(".explorer") / "vectors.db"
 NO_CACHE = "none"
 BUSY_SECONDS = 30.0
@@ -32,6 +34,13 @@ VECTORS_TABLE = (
     "CREATE TABLE IF NOT EXISTS vectors (rowid INTEGER PRIMARY KEY, embedder TEXT NOT NULL, "
     "text_sha256 TEXT NOT NULL, vector BLOB NOT NULL, UNIQUE (embedder, text_sha256))"
 )
+# The table's columns as `PRAGMA table_info` gives them: (name, type, not null, key).
+_VECTORS_COLUMNS = [
+    ("rowid", "INTEGER", 0, 1),
+    ("embedder", "TEXT", 1, 0),
+    ("text_sha256", "TEXT", 1, 0),
+    ("vector", "BLOB", 1, 0),
+]
 
 
 @contextmanager
@@ -141,31 +150,37 @@ class VectorCache:
     @classmethod
     def open(cls, spec: str | Path) -> VectorCache:
         """`PATH` (created with its folder if new) or `none` (kept in memory, this run
-        only). A file that is not an SQLite file with a usable `vectors` table is
-        `io_error`."""
+        only). A file that is neither such a cache nor a persistent index (§10c), or that
+        SQLite cannot read, is `io_error`, and is left as it was."""
         if str(spec) == NO_CACHE:
             return cls(cls._ready(sqlite3.connect(":memory:", isolation_level=None)), "none")
         path = Path(spec)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             db = sqlite3.connect(path, isolation_level=None, timeout=BUSY_SECONDS)
-            return cls(cls._ready(db), str(path))
         except (sqlite3.Error, OSError) as error:
-            raise ExplorerError(
-                ErrorCode.IO_ERROR, f"cannot use {str(path)!r} as a vector cache: {error}"
-            ) from None
+            raise _unusable(path, str(error)) from None
+        try:
+            return cls(cls._ready(db), str(path))
+        except sqlite3.Error as error:
+            db.close()
+            raise _unusable(path, str(error)) from None
+        except ForeignFile as foreign:
+            db.close()
+            raise _unusable(path, str(foreign)) from None
 
     @staticmethod
     def _ready(db: sqlite3.Connection) -> sqlite3.Connection:
+        """The cache's table made in a new (blank) file; any other file checked, before
+        anything is written to it."""
+        if not _tables(db) and db.execute("PRAGMA page_count").fetchone()[0] == 0:
+            with transaction(db):  # two first runs: the second finds the table made
+                db.execute(VECTORS_TABLE)
+        _require_cache(db)
         # A cache: a batch lost to a power cut is computed again, so commits need not
         # wait for the disk (WAL, synchronous NORMAL: one batch commit costs no fsync).
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
-        db.execute(VECTORS_TABLE)
-        columns = {row[1] for row in db.execute("PRAGMA table_info(vectors)")}
-        if not {"embedder", "text_sha256", "vector"} <= columns:
-            db.close()
-            raise sqlite3.DatabaseError("its table 'vectors' has other columns")
         return db
 
     def vectors(self, embedder: Embedder, texts: Sequence[str]) -> Vectors:
@@ -186,3 +201,46 @@ class VectorCache:
 
     def close(self) -> None:
         self.db.close()
+
+
+class ForeignFile(Exception):
+    """An SQLite file that is neither a vector cache nor a persistent index: why."""
+
+
+def _unusable(path: Path, why: str) -> ExplorerError:
+    return ExplorerError(ErrorCode.IO_ERROR, f"cannot use {str(path)!r} as a vector cache: {why}")
+
+
+def _tables(db: sqlite3.Connection) -> set[str]:
+    """The file's own tables (SQLite's `sqlite_…` aside)."""
+    rows = db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    return {name for (name,) in rows if not name.startswith("sqlite_")}
+
+
+def _require_cache(db: sqlite3.Connection) -> None:
+    """A vector cache holds the `vectors` table alone; a persistent index holds it among
+    its own (its `meta` names this program). Anything else is another program's file,
+    whose `vectors` table (if any) this one must not write to."""
+    tables = _tables(db)
+    if tables != {"vectors"} and not ("meta" in tables and _meta_app(db) == APP_ID):
+        shown = ", ".join(sorted(tables)[:5]) or "none"
+        raise ForeignFile(
+            f"it is an SQLite file of something else, not a vector cache (tables: {shown})"
+        )
+    columns = db.execute(
+        "SELECT name, type, \"notnull\", pk FROM pragma_table_info('vectors')"
+    ).fetchall()
+    unique = [
+        [column for (column,) in db.execute("SELECT name FROM pragma_index_info(?)", (index,))]
+        for (index,) in db.execute("SELECT name FROM pragma_index_list('vectors') WHERE \"unique\"")
+    ]
+    if columns != _VECTORS_COLUMNS or ["embedder", "text_sha256"] not in unique:
+        raise ForeignFile("its table 'vectors' is not a vector cache's (other columns or keys)")
+
+
+def _meta_app(db: sqlite3.Connection) -> object:
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = 'app'").fetchone()
+    except sqlite3.Error:  # a `meta` table of another shape
+        return None
+    return None if row is None else row[0]

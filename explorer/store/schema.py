@@ -7,9 +7,8 @@ import sqlite3
 from pathlib import Path
 
 from ..errors import ErrorCode, ExplorerError
-from ..retrieval.vectors import transaction
+from ..retrieval.vectors import APP_ID, transaction
 
-APP_ID = "chunk-boundary-explorer"
 STORE_VERSION = "3"
 # How long a statement waits for another connection's write lock before `store_busy`.
 BUSY_SECONDS = 5.0
