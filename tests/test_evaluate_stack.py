@@ -4,6 +4,7 @@ in bounded memory."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import tracemalloc
@@ -459,6 +460,46 @@ def test_a_cache_made_before_and_an_empty_file_are_caches(
         assert result.code == 0, result.err
         count = sqlite3.connect(path).execute("SELECT count(*) FROM vectors").fetchone()[0]
         assert count > 0
+
+
+ANSWERED = QUESTIONS["questions"][0]["question"]
+
+
+@pytest.mark.parametrize(
+    "spoiled",
+    [
+        np.full(embedders.DIMENSIONS, np.nan, dtype="<f4").tobytes(),
+        np.full(embedders.DIMENSIONS, np.inf, dtype="<f4").tobytes(),
+        np.zeros(embedders.DIMENSIONS, dtype="<f4").tobytes(),
+        np.full(embedders.DIMENSIONS, 3.0, dtype="<f4").tobytes(),  # not unit length
+        b"\x00" * 12,  # another size
+    ],
+)
+def test_an_unusable_cached_vector_is_computed_again_and_replaced(
+    make_manifest: ManifestBuilder, tmp_path: Path, spoiled: bytes
+) -> None:
+    manifest, questions = plain_run(make_manifest, tmp_path)
+    cache = tmp_path / "vectors.db"
+    args = ("--policy", "paragraph", "--grammar", "markdown", "--retriever", "embedding")
+    options = (*args, "--embedder", COUNTING, "--vector-cache", cache)
+    first = evaluate_cli(manifest, questions, *options)
+    assert first.code == 0, first.err
+    assert json.loads(first.out)["policies"][0]["summary"]["recall"] == 1.0
+    key = hashlib.sha256(ANSWERED.encode()).hexdigest()
+    db = sqlite3.connect(cache, isolation_level=None)
+    [(good,)] = db.execute("SELECT vector FROM vectors WHERE text_sha256 = ?", (key,))
+    db.execute("UPDATE vectors SET vector = ? WHERE text_sha256 = ?", (spoiled, key))
+    db.close()
+    embedders.EMBEDDED.clear()
+    again = evaluate_cli(manifest, questions, *options)
+    assert again.code == 0, again.err
+    assert again.out == first.out  # recall 1.0 still
+    assert embedders.EMBEDDED == [ANSWERED]
+    assert "vectors: 1 computed (1 replacing an unusable cached vector), " in again.err
+    stored = sqlite3.connect(cache).execute(
+        "SELECT vector FROM vectors WHERE text_sha256 = ?", (key,)
+    )
+    assert stored.fetchall() == [(good,)]
 
 
 def test_ingest_records_a_document_its_grammar_cannot_cut_and_goes_on(

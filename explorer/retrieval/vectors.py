@@ -30,6 +30,7 @@ DEFAULT_VECTOR_CACHE = Path(".explorer") / "vectors.db"
 NO_CACHE = "none"
 BUSY_SECONDS = 30.0
 SQL_PARAMETERS = 500  # per IN (…) list: well under SQLite's limit
+UNIT_TOLERANCE = 1e-3  # a stored vector's length may differ from 1 by float32 rounding only
 VECTORS_TABLE = (
     "CREATE TABLE IF NOT EXISTS vectors (rowid INTEGER PRIMARY KEY, embedder TEXT NOT NULL, "
     "text_sha256 TEXT NOT NULL, vector BLOB NOT NULL, UNIQUE (embedder, text_sha256))"
@@ -118,34 +119,60 @@ def _vectors_of(db: sqlite3.Connection, embedder: Embedder, digests: Sequence[st
     """The cached vectors of `digests`, one row each, in their order."""
     found: dict[str, bytes] = {}
     for part in slices(list(dict.fromkeys(digests)), SQL_PARAMETERS):
-        marks = ",".join("?" * len(part))
-        found.update(
-            db.execute(
-                "SELECT text_sha256, vector FROM vectors "
-                f"WHERE embedder = ? AND text_sha256 IN ({marks})",
-                (embedder.name, *part),
-            )
-        )
-    size = blob_bytes(embedder.dimensions)
-    if any(len(blob) != size for blob in found.values()):
-        raise ExplorerError(
-            ErrorCode.EMBEDDING_FAILED,
-            f"the cache holds vectors of another size for the embedder {embedder.name!r}: "
-            f"give the embedder a new name when its vectors change",
-        )
+        found.update(_cached_rows(db, embedder, part))
     return from_blobs([found[digest] for digest in digests], embedder.dimensions)
+
+
+def _cached_rows(
+    db: sqlite3.Connection, embedder: Embedder, digests: Sequence[str]
+) -> list[tuple[str, bytes]]:
+    marks = ",".join("?" * len(digests))
+    rows: list[tuple[str, bytes]] = db.execute(
+        f"SELECT text_sha256, vector FROM vectors WHERE embedder = ? AND text_sha256 IN ({marks})",
+        (embedder.name, *digests),
+    ).fetchall()
+    return rows
+
+
+def drop_unusable(db: sqlite3.Connection, embedder: Embedder, digests: Sequence[str]) -> int:
+    """Delete the cached vectors of `digests` that an embedder's answer would have been
+    refused for, so that they are computed again: another size than the embedder's, a
+    NaN or an infinity, or not unit length (as every vector is stored). How many."""
+    import numpy as np
+
+    size = blob_bytes(embedder.dimensions)
+    unusable: list[str] = []
+    for part in slices(digests, SQL_PARAMETERS):
+        rows = _cached_rows(db, embedder, part)
+        sized = [(digest, blob) for digest, blob in rows if len(blob) == size]
+        unusable.extend(digest for digest, blob in rows if len(blob) != size)
+        if sized:
+            matrix = from_blobs([blob for _, blob in sized], embedder.dimensions)
+            norms = np.linalg.norm(matrix.astype(np.float64), axis=1)
+            unit = np.abs(norms - 1.0) <= UNIT_TOLERANCE  # False for a NaN or an infinity
+            unusable.extend(
+                digest for (digest, _), good in zip(sized, unit, strict=True) if not good
+            )
+    if unusable:
+        with transaction(db):
+            db.executemany(
+                "DELETE FROM vectors WHERE embedder = ? AND text_sha256 = ?",
+                [(embedder.name, digest) for digest in unusable],
+            )
+    return len(unusable)
 
 
 @dataclass
 class VectorCache:
-    """An open cache, and what it has done: vectors `computed` by the embedder and
-    `reused` from the cache, over every text asked for (repeats within one call count
-    once)."""
+    """An open cache, and what it has done: vectors `computed` by the embedder (of them,
+    `replaced`: cached ones found unusable) and `reused` from the cache, over every text
+    asked for (repeats within one call count once)."""
 
     db: sqlite3.Connection
     where: str
     computed: int = 0
     reused: int = 0
+    replaced: int = 0
 
     @classmethod
     def open(cls, spec: str | Path) -> VectorCache:
@@ -184,11 +211,12 @@ class VectorCache:
         return db
 
     def vectors(self, embedder: Embedder, texts: Sequence[str]) -> Vectors:
-        """Unit vectors of `texts`, one row each: those the cache lacks embedded (and
-        kept), the others read back."""
+        """Unit vectors of `texts`, one row each: those the cache lacks, or holds
+        unusable (`drop_unusable`), embedded (and kept), the others read back."""
         digests = [sha(text) for text in texts]
         unique = dict(zip(digests, texts, strict=True))
         try:
+            self.replaced += drop_unusable(self.db, embedder, list(unique))
             computed = embed_missing(self.db, embedder, unique)
             vectors = _vectors_of(self.db, embedder, digests)
         except sqlite3.Error as error:
@@ -198,6 +226,16 @@ class VectorCache:
         self.computed += computed
         self.reused += len(unique) - computed
         return vectors
+
+    def said(self, embedder: str) -> str:
+        """What the command says of its vectors on standard error."""
+        replaced = (
+            f" ({self.replaced} replacing an unusable cached vector)" if self.replaced else ""
+        )
+        return (
+            f"vectors: {self.computed} computed{replaced}, {self.reused} reused "
+            f"(embedder {embedder!r}, cache {self.where})"
+        )
 
     def close(self) -> None:
         self.db.close()
