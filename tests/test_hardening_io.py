@@ -429,6 +429,34 @@ def test_a_visitor_cannot_learn_from_the_counts_that_another_tenant_holds_a_text
     assert summary.vectors_computed == 0 and summary.vectors_reused > 0
 
 
+def test_a_visitor_sees_only_the_runs_of_their_tenants_counted_over_them(
+    tmp_path: Path,
+) -> None:
+    """Issue #37 item 26: the operator's run (every tenant) and its index-wide totals
+    are not shown to a session limited to `default`; the session's own run counts the
+    documents and chunks of `default` only (0 before it, not the six of acme)."""
+    db = _library_store(tmp_path)
+    (tmp_path / "mine.md").write_text("# Mine\n\nMy own text.\n")
+    entry = {
+        "source_id": "mine",
+        "version": "1",
+        "path": "mine.md",
+        "sha256": hashlib.sha256(b"# Mine\n\nMy own text.\n").hexdigest(),
+    }
+    _ingest_as_visitor(db, {"manifest_version": 1, "documents": [entry]}, tmp_path)
+    with Store(db) as store:
+        every = store.history()
+        mine = store.history(DEFAULT_ONLY)
+        theirs = store.history(frozenset({"acme"}))
+        both = store.history(frozenset({"acme", "default"}))
+    assert [run.run_id for run in every] == [1, 2]
+    assert every[0].documents_after == 6
+    assert [run.run_id for run in mine] == [2] and [run.run_id for run in both] == [2]
+    assert (mine[0].documents_before, mine[0].documents_after) == (0, 1)
+    assert (mine[0].chunks_before, mine[0].chunks_after) == (0, 1)
+    assert theirs == []  # the operator's run counted the whole index
+
+
 # Items 4 and 10: scratch space
 
 

@@ -173,6 +173,23 @@ def test_the_tab_shows_vectors_per_run_the_search_mode_and_citations(
     assert any("No active chunk" in info.value for info in at.info)
 
 
+def test_a_session_limited_to_a_tenant_sees_only_its_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #37 item 26: another tenant's run totals never reach the history table."""
+    acme = start_shared(tmp_path, monkeypatch, "acme")
+    ingest(acme, "manifest.json")  # run 1: six documents of acme
+    assert acme.success[0].value.startswith("run 1: added 6")
+    visitor = start_shared(tmp_path, monkeypatch, "default")
+    ingest(visitor)  # run 2: the bundled fixture, tenant default
+    assert visitor.success[0].value.startswith("run 2: added 2")
+    runs = table_with(visitor, "Started")
+    assert list(runs["Run"]) == ["2"]
+    assert list(runs["Documents"]) == ["0 → 2"]  # not 6 → 8: acme's documents uncounted
+    every = start_shared(tmp_path, monkeypatch, "*")
+    assert list(table_with(every, "Started")["Run"]) == ["1", "2"]
+
+
 def test_the_tab_lists_what_each_tenant_is_served(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

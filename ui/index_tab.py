@@ -130,7 +130,7 @@ def index_page(
         return
     try:
         with Store(db, create=False) as store:
-            show_index(store, visible(settings.tenants))
+            show_index(store, settings.tenants)
     except ExplorerError as error:
         show_error(error)
 
@@ -181,10 +181,15 @@ MODE_HELP = {
 }
 
 
-def show_index(store: Store, may_see: Callable[[str], bool]) -> None:
+def show_index(store: Store, tenants: frozenset[str] | None) -> None:
+    """`tenants`: what the session may see (None: every tenant)."""
+    may_see = visible(tenants)
     st.subheader("Runs: before and after")
-    st.caption("Vectors: computed by the embedder in that run, and reused from the cache.")
-    st.table(markdown_rows([run.cells() for run in store.history()]))
+    st.caption(
+        "Vectors: computed by the embedder in that run, and reused from the cache."
+        + ("" if tenants is None else " Only runs limited to the tenants you see are listed.")
+    )
+    st.table(markdown_rows([run.cells() for run in store.history(tenants)]))
     failures = [f.cells() for f in store.failures() if may_see(f.tenant)]
     if failures:
         st.caption("Documents a run did not write (their previous version stayed served):")

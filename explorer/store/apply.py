@@ -77,15 +77,24 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def active_totals(db: sqlite3.Connection) -> tuple[int, int]:
+def active_totals(db: sqlite3.Connection, tenants: str | None) -> tuple[int, int]:
+    """Active documents and chunks: of the tenants in the JSON list `tenants`, or of all
+    when it is None."""
     documents: int = db.execute(
-        "SELECT count(*) FROM documents WHERE active_version IS NOT NULL"
+        f"SELECT count(*) FROM documents WHERE active_version IS NOT NULL AND {_among('tenant')}",
+        (tenants, tenants),
     ).fetchone()[0]
     chunks: int = db.execute(
         "SELECT count(*) FROM chunks JOIN versions USING (version_id) "
-        "WHERE versions.state = 'active'"
+        f"WHERE versions.state = 'active' AND {_among('chunks.tenant')}",
+        (tenants, tenants),
     ).fetchone()[0]
     return documents, chunks
+
+
+def _among(column: str) -> str:
+    """`column` is one of a JSON list given twice as parameters (null: any value)."""
+    return f"(? IS NULL OR {column} IN (SELECT value FROM json_each(?)))"
 
 
 def apply_plan(
@@ -95,12 +104,20 @@ def apply_plan(
     embedder: Embedder | None,
     checkpoint: Checkpoint,
 ) -> RunSummary:
-    documents_before, chunks_before = active_totals(db)
+    tenants = None if plan.tenants is None else json.dumps(sorted(plan.tenants))
+    documents_before, chunks_before = active_totals(db, tenants)
     with transaction(db):
         run_id = db.execute(
-            "INSERT INTO runs (started, config, documents_before, chunks_before, embedder) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (now(), json.dumps(config.as_json()), documents_before, chunks_before, plan.embedder),
+            "INSERT INTO runs (started, config, documents_before, chunks_before, embedder, "
+            "tenants) VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                now(),
+                json.dumps(config.as_json()),
+                documents_before,
+                chunks_before,
+                plan.embedder,
+                tenants,
+            ),
         ).lastrowid
         assert run_id is not None
         db.executemany(
@@ -126,7 +143,7 @@ def apply_plan(
         drop_orphans(db, ORPHAN_VECTORS_KEPT)
     if plan.count(Outcome.DELETED) or _purge_pending(db):
         purge(db)
-    documents_after, chunks_after = active_totals(db)
+    documents_after, chunks_after = active_totals(db, tenants)
     summary = RunSummary(
         run_id=run_id,
         added=written[Outcome.ADDED],

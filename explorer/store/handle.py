@@ -86,7 +86,7 @@ class Store:
                 manifest, admitted(load, config), digest(config.as_json()), served, name
             )
             check_scope(plan, tenants, allow_deletions)
-            plan = replace(plan, private=tenants is not None)
+            plan = replace(plan, tenants=tenants)
             return apply_plan(self._db, plan, config, embedder, checkpoint)
 
     @_translated
@@ -118,8 +118,9 @@ class Store:
         return queries.failures(self._db)
 
     @_translated
-    def history(self) -> list[RunRow]:
-        return queries.history(self._db, run_in_progress(self.path))
+    def history(self, tenants: frozenset[str] | None = None) -> list[RunRow]:
+        """Every run, or for a visitor limited to `tenants` the runs limited to them."""
+        return queries.history(self._db, run_in_progress(self.path), tenants)
 
     @_translated
     def receipts(self) -> list[Receipt]:
