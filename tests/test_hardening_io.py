@@ -522,6 +522,38 @@ def test_a_session_and_all_sessions_have_a_size_cap(tmp_path: Path) -> None:
     assert error.detail.startswith("the scratch indexes of all sessions hold")
 
 
+def test_a_run_stops_at_the_scratch_cap_and_keeps_what_it_wrote(tmp_path: Path) -> None:
+    """Issue #37 item 24: the cap is asked before each document, not only before the run
+    (60 documents of 1 MiB wrote 525 MiB against 256)."""
+    root = scratch_root(tmp_path / "scratch")
+    session = new_session(root)
+    manifest_path = ROOT / "fixtures" / "markdown-docs" / "manifest.json"
+    manifest = parse_manifest(manifest_path.read_bytes())
+    load = load_documents(manifest, DirectoryReader(manifest_path.parent))
+    cap = 600_000  # the 20 documents need about 3.5 MB (the WAL counts)
+    held: list[int] = []
+
+    def room() -> None:
+        held.append(sum(p.stat().st_size for p in session.iterdir()))
+        require_room(root, session, session_bytes=cap)
+
+    with Store(session / "index.db") as store:
+        error = _refused(
+            lambda: store.ingest(manifest, load, Settings.default().configs[2], room=room),
+            ErrorCode.SCRATCH_FULL,
+        )
+        [run] = store.history()
+        failures = store.failures()
+        served = store.documents("default")
+    assert held[-1] >= cap > held[-2]  # stopped at the first document past the cap
+    assert "new tab" not in error.detail
+    assert f"the {run.added} document(s) it wrote stay served" in error.detail
+    assert run.state == "finished" and 0 < run.added < 20 and run.added + run.failed == 20
+    assert len(served) == run.documents_after == run.added
+    assert {f.code for f in failures} == {ErrorCode.SCRATCH_FULL} and len(failures) == run.failed
+    assert all(f.detail.startswith("not written: this session's scratch") for f in failures)
+
+
 # The store says what it serves
 
 

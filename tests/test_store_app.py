@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from explorer import ErrorCode, ExplorerError
 from explorer.store import SearchMode
+from explorer.store.scratch import require_room
 from tests.conftest import ROOT
 from tests.test_app import errors as shown_errors
 from ui import index_tab
@@ -102,6 +103,33 @@ def test_each_session_gets_its_own_scratch_index(
     assert len(paths) == 2 and all(path.is_file() for path in paths)
     assert all(path.parent.parent == tmp_path / "scratch" for path in paths)
     assert not any(str(path) in " ".join(m.value for m in first.markdown) for path in paths)
+
+
+def test_a_scratch_run_stops_at_the_cap_and_keeps_what_it_wrote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #37 item 24: the cap holds during a run, and the refusal does not send the
+    visitor to a new tab for another index."""
+    unset_index_settings(monkeypatch)
+    root = tmp_path / "scratch"
+    root.mkdir(0o700)
+    monkeypatch.setattr(index_tab, "SCRATCH_ROOT", root)
+    cap = 250_000  # an empty index and its WAL: about 130 KB; each document ~50 KB more
+
+    def small(scratch: Path, session: Path) -> None:
+        require_room(scratch, session, session_bytes=cap)
+
+    monkeypatch.setattr(index_tab, "require_room", small)
+    at = start()
+    ingest(at, "manifest.json")  # the library: six documents
+    [error] = shown_errors(at)
+    assert error.startswith("**scratch_full**") and "The run stopped there" in error
+    assert "new tab" not in error
+    [run] = table_with(at, "Started").to_dict("records")
+    added = int(run["Added"])
+    assert 0 < added < 6 and int(run["Failed"]) == 6 - added
+    session = Path(at.session_state["scratch_index"]).parent
+    assert sum(p.stat().st_size for p in session.iterdir()) < cap + 200_000
 
 
 def test_a_shared_index_shows_and_changes_only_the_allowed_tenants(

@@ -12,13 +12,14 @@ import os
 from collections.abc import Callable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import streamlit as st
 
 from explorer import ErrorCode, ExplorerError, LoadResult, Manifest, Settings
 from explorer.retrieval.embedding import DEFAULT_EMBEDDER, load_embedder
-from explorer.store import SearchMode, Store
+from explorer.store import SearchMode, Store, no_limit
 from explorer.store.scratch import default_root, new_session, require_room
 from explorer.view.display import markdown_literal, markdown_rows
 
@@ -111,6 +112,8 @@ def index_page(
         try:
             embedder = load_embedder(DEFAULT_EMBEDDER)
             db = settings.db or scratch_index()
+            # a scratch index stops at its cap before each document, not only before a run
+            room = no_limit if settings.db else partial(require_room, SCRATCH_ROOT, db.parent)
             with Store(db) as store:
                 summary = store.ingest(
                     manifest,
@@ -120,6 +123,7 @@ def index_page(
                     on_wait=st.info,
                     tenants=settings.tenants,
                     allow_deletions=settings.allow_deletions,
+                    room=room,
                 )
             st.success(summary.line())
             st.caption(summary.vectors_line())
