@@ -1082,11 +1082,7 @@ def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                 partial(cache.vectors, embedder), chunk_files, judging,
             )  # fmt: skip
         finally:
-            print(
-                f"vectors: {cache.computed} computed, {cache.reused} reused "
-                f"(embedder {embedder.name!r}, cache {cache.where})",
-                file=stderr,
-            )
+            print(cache.said(embedder.name), file=stderr)
             cache.close()
     for policy in evaluation["policies"]:
         _print_notes(stderr, policy["name"], policy.get("notes", []))

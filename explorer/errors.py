@@ -73,6 +73,8 @@ class ErrorCode(StrEnum):
     INVALID_UPLOAD = "invalid_upload"
     IO_ERROR = "io_error"
     USAGE = "usage"
+    # The command stopped by Ctrl-C, or by a plugin raising KeyboardInterrupt: exit 130
+    INTERRUPTED = "interrupted"
 
 
 class ExplorerError(Exception):

@@ -4,6 +4,7 @@ in bounded memory."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import tracemalloc
@@ -26,6 +27,7 @@ from explorer.retrieval.retrievers import (
     best_chunks,
     fused,
 )
+from explorer.retrieval.vectors import VECTORS_TABLE
 from tests import embedders
 from tests.conftest import ROOT, ManifestBuilder, run_cli
 
@@ -396,6 +398,108 @@ def test_a_cache_that_is_not_one_is_an_io_error(
         )
         assert result.code == 2 and "Traceback" not in result.err
         assert result.err.startswith("error: io_error: cannot use "), result.err
+
+
+def sqlite_file(path: Path, *statements: str) -> Path:
+    db = sqlite3.connect(path)
+    for statement in statements:
+        db.execute(statement)
+    db.commit()
+    db.close()
+    return path
+
+
+@pytest.mark.parametrize(
+    "statements",
+    [
+        ("CREATE TABLE t(x)",),
+        (
+            "CREATE TABLE vectors (rowid INTEGER PRIMARY KEY, embedder TEXT NOT NULL, "
+            "text_sha256 TEXT NOT NULL, vector BLOB NOT NULL, owner TEXT, "
+            "UNIQUE (embedder, text_sha256))",
+            "INSERT INTO vectors VALUES (1, 'x', 'y', x'00', 'someone else')",
+        ),
+        (
+            "CREATE TABLE vectors (rowid INTEGER PRIMARY KEY, embedder TEXT NOT NULL, "
+            "text_sha256 TEXT NOT NULL, vector BLOB NOT NULL, UNIQUE (embedder, text_sha256))",
+            "CREATE TABLE t(x)",
+        ),
+        ("PRAGMA user_version = 7",),  # initialised by another program, no table yet
+    ],
+)
+def test_another_programs_sqlite_file_is_refused_untouched(
+    make_manifest: ManifestBuilder, tmp_path: Path, statements: tuple[str, ...]
+) -> None:
+    """docs/contract.md §10c: only a vector cache or a persistent index is one."""
+    manifest, questions = plain_run(make_manifest, tmp_path)
+    foreign = sqlite_file(tmp_path / "foreign.db", *statements)
+    before = foreign.read_bytes()
+    args = ("--policy", "paragraph", "--grammar", "markdown", "--retriever", "embedding")
+    result = evaluate_cli(
+        manifest, questions, *args, "--embedder", COUNTING, "--vector-cache", foreign
+    )
+    assert result.code == 2 and "Traceback" not in result.err
+    assert result.err.startswith(f"error: io_error: cannot use {str(foreign)!r} "), result.err
+    assert "not a vector cache" in result.err
+    assert foreign.read_bytes() == before and embedders.EMBEDDED == []
+    assert sorted(p.name for p in tmp_path.glob("foreign.db*")) == ["foreign.db"]
+
+
+def test_a_cache_made_before_and_an_empty_file_are_caches(
+    make_manifest: ManifestBuilder, tmp_path: Path
+) -> None:
+    manifest, questions = plain_run(make_manifest, tmp_path)
+    args = ("--policy", "paragraph", "--grammar", "markdown", "--retriever", "embedding")
+    made = sqlite_file(tmp_path / "made.db", VECTORS_TABLE)
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    for path in (made, empty):
+        result = evaluate_cli(
+            manifest, questions, *args, "--embedder", COUNTING, "--vector-cache", path
+        )
+        assert result.code == 0, result.err
+        count = sqlite3.connect(path).execute("SELECT count(*) FROM vectors").fetchone()[0]
+        assert count > 0
+
+
+ANSWERED = QUESTIONS["questions"][0]["question"]
+
+
+@pytest.mark.parametrize(
+    "spoiled",
+    [
+        np.full(embedders.DIMENSIONS, np.nan, dtype="<f4").tobytes(),
+        np.full(embedders.DIMENSIONS, np.inf, dtype="<f4").tobytes(),
+        np.zeros(embedders.DIMENSIONS, dtype="<f4").tobytes(),
+        np.full(embedders.DIMENSIONS, 3.0, dtype="<f4").tobytes(),  # not unit length
+        b"\x00" * 12,  # another size
+    ],
+)
+def test_an_unusable_cached_vector_is_computed_again_and_replaced(
+    make_manifest: ManifestBuilder, tmp_path: Path, spoiled: bytes
+) -> None:
+    manifest, questions = plain_run(make_manifest, tmp_path)
+    cache = tmp_path / "vectors.db"
+    args = ("--policy", "paragraph", "--grammar", "markdown", "--retriever", "embedding")
+    options = (*args, "--embedder", COUNTING, "--vector-cache", cache)
+    first = evaluate_cli(manifest, questions, *options)
+    assert first.code == 0, first.err
+    assert json.loads(first.out)["policies"][0]["summary"]["recall"] == 1.0
+    key = hashlib.sha256(ANSWERED.encode()).hexdigest()
+    db = sqlite3.connect(cache, isolation_level=None)
+    [(good,)] = db.execute("SELECT vector FROM vectors WHERE text_sha256 = ?", (key,))
+    db.execute("UPDATE vectors SET vector = ? WHERE text_sha256 = ?", (spoiled, key))
+    db.close()
+    embedders.EMBEDDED.clear()
+    again = evaluate_cli(manifest, questions, *options)
+    assert again.code == 0, again.err
+    assert again.out == first.out  # recall 1.0 still
+    assert embedders.EMBEDDED == [ANSWERED]
+    assert "vectors: 1 computed (1 replacing an unusable cached vector), " in again.err
+    stored = sqlite3.connect(cache).execute(
+        "SELECT vector FROM vectors WHERE text_sha256 = ?", (key,)
+    )
+    assert stored.fetchall() == [(good,)]
 
 
 def test_ingest_records_a_document_its_grammar_cannot_cut_and_goes_on(

@@ -429,6 +429,34 @@ def test_a_visitor_cannot_learn_from_the_counts_that_another_tenant_holds_a_text
     assert summary.vectors_computed == 0 and summary.vectors_reused > 0
 
 
+def test_a_visitor_sees_only_the_runs_of_their_tenants_counted_over_them(
+    tmp_path: Path,
+) -> None:
+    """Issue #37 item 26: the operator's run (every tenant) and its index-wide totals
+    are not shown to a session limited to `default`; the session's own run counts the
+    documents and chunks of `default` only (0 before it, not the six of acme)."""
+    db = _library_store(tmp_path)
+    (tmp_path / "mine.md").write_text("# Mine\n\nMy own text.\n")
+    entry = {
+        "source_id": "mine",
+        "version": "1",
+        "path": "mine.md",
+        "sha256": hashlib.sha256(b"# Mine\n\nMy own text.\n").hexdigest(),
+    }
+    _ingest_as_visitor(db, {"manifest_version": 1, "documents": [entry]}, tmp_path)
+    with Store(db) as store:
+        every = store.history()
+        mine = store.history(DEFAULT_ONLY)
+        theirs = store.history(frozenset({"acme"}))
+        both = store.history(frozenset({"acme", "default"}))
+    assert [run.run_id for run in every] == [1, 2]
+    assert every[0].documents_after == 6
+    assert [run.run_id for run in mine] == [2] and [run.run_id for run in both] == [2]
+    assert (mine[0].documents_before, mine[0].documents_after) == (0, 1)
+    assert (mine[0].chunks_before, mine[0].chunks_after) == (0, 1)
+    assert theirs == []  # the operator's run counted the whole index
+
+
 # Items 4 and 10: scratch space
 
 
@@ -492,6 +520,38 @@ def test_a_session_and_all_sessions_have_a_size_cap(tmp_path: Path) -> None:
         ErrorCode.SCRATCH_FULL,
     )
     assert error.detail.startswith("the scratch indexes of all sessions hold")
+
+
+def test_a_run_stops_at_the_scratch_cap_and_keeps_what_it_wrote(tmp_path: Path) -> None:
+    """Issue #37 item 24: the cap is asked before each document, not only before the run
+    (60 documents of 1 MiB wrote 525 MiB against 256)."""
+    root = scratch_root(tmp_path / "scratch")
+    session = new_session(root)
+    manifest_path = ROOT / "fixtures" / "markdown-docs" / "manifest.json"
+    manifest = parse_manifest(manifest_path.read_bytes())
+    load = load_documents(manifest, DirectoryReader(manifest_path.parent))
+    cap = 600_000  # the 20 documents need about 3.5 MB (the WAL counts)
+    held: list[int] = []
+
+    def room() -> None:
+        held.append(sum(p.stat().st_size for p in session.iterdir()))
+        require_room(root, session, session_bytes=cap)
+
+    with Store(session / "index.db") as store:
+        error = _refused(
+            lambda: store.ingest(manifest, load, Settings.default().configs[2], room=room),
+            ErrorCode.SCRATCH_FULL,
+        )
+        [run] = store.history()
+        failures = store.failures()
+        served = store.documents("default")
+    assert held[-1] >= cap > held[-2]  # stopped at the first document past the cap
+    assert "new tab" not in error.detail
+    assert f"the {run.added} document(s) it wrote stay served" in error.detail
+    assert run.state == "finished" and 0 < run.added < 20 and run.added + run.failed == 20
+    assert len(served) == run.documents_after == run.added
+    assert {f.code for f in failures} == {ErrorCode.SCRATCH_FULL} and len(failures) == run.failed
+    assert all(f.detail.startswith("not written: this session's scratch") for f in failures)
 
 
 # The store says what it serves

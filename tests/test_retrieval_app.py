@@ -170,6 +170,29 @@ def test_an_uploaded_questions_file_is_scored() -> None:
     assert len(at.selectbox(key="question").options) == 2
 
 
+def test_an_uploaded_questions_file_is_parsed_once_per_content(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A rerun (another k, another retriever) reads the file again only if it changed."""
+    parsed: list[bytes] = []
+
+    def counted(data: bytes) -> QuestionSet:
+        parsed.append(data)
+        return parse_questions(data)
+
+    monkeypatch.setattr(retrieval, "parse_questions", counted)
+    retrieval.questions_parsed.clear()
+    at = library()
+    questions = json.loads((LIBRARY / "questions.json").read_bytes())
+    questions["questions"] = questions["questions"][:3]
+    data = json.dumps(questions).encode()
+    upload_questions(at, data)
+    at.slider(key="retrieval_k").set_value(1).run()
+    at.radio(key="retriever").set_value("embedding").run()
+    assert not at.exception and not errors(at)
+    assert len(scoreboard(at)) == 3 and parsed.count(data) == 1
+
+
 @pytest.mark.parametrize(
     ("data", "code", "words"),
     [

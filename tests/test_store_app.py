@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from explorer import ErrorCode, ExplorerError
 from explorer.store import SearchMode
+from explorer.store.scratch import require_room
 from tests.conftest import ROOT
 from tests.test_app import errors as shown_errors
 from ui import index_tab
@@ -104,6 +105,33 @@ def test_each_session_gets_its_own_scratch_index(
     assert not any(str(path) in " ".join(m.value for m in first.markdown) for path in paths)
 
 
+def test_a_scratch_run_stops_at_the_cap_and_keeps_what_it_wrote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #37 item 24: the cap holds during a run, and the refusal does not send the
+    visitor to a new tab for another index."""
+    unset_index_settings(monkeypatch)
+    root = tmp_path / "scratch"
+    root.mkdir(0o700)
+    monkeypatch.setattr(index_tab, "SCRATCH_ROOT", root)
+    cap = 250_000  # an empty index and its WAL: about 130 KB; each document ~50 KB more
+
+    def small(scratch: Path, session: Path) -> None:
+        require_room(scratch, session, session_bytes=cap)
+
+    monkeypatch.setattr(index_tab, "require_room", small)
+    at = start()
+    ingest(at, "manifest.json")  # the library: six documents
+    [error] = shown_errors(at)
+    assert error.startswith("**scratch_full**") and "The run stopped there" in error
+    assert "new tab" not in error
+    [run] = table_with(at, "Started").to_dict("records")
+    added = int(run["Added"])
+    assert 0 < added < 6 and int(run["Failed"]) == 6 - added
+    session = Path(at.session_state["scratch_index"]).parent
+    assert sum(p.stat().st_size for p in session.iterdir()) < cap + 200_000
+
+
 def test_a_shared_index_shows_and_changes_only_the_allowed_tenants(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -171,6 +199,23 @@ def test_the_tab_shows_vectors_per_run_the_search_mode_and_citations(
     assert first["Offsets"].startswith("[") and first["Lines"] and float(first["Score"]) > 0
     at.radio(key="search_mode").set_value(SearchMode.BM25).run()
     assert any("No active chunk" in info.value for info in at.info)
+
+
+def test_a_session_limited_to_a_tenant_sees_only_its_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #37 item 26: another tenant's run totals never reach the history table."""
+    acme = start_shared(tmp_path, monkeypatch, "acme")
+    ingest(acme, "manifest.json")  # run 1: six documents of acme
+    assert acme.success[0].value.startswith("run 1: added 6")
+    visitor = start_shared(tmp_path, monkeypatch, "default")
+    ingest(visitor)  # run 2: the bundled fixture, tenant default
+    assert visitor.success[0].value.startswith("run 2: added 2")
+    runs = table_with(visitor, "Started")
+    assert list(runs["Run"]) == ["2"]
+    assert list(runs["Documents"]) == ["0 → 2"]  # not 6 → 8: acme's documents uncounted
+    every = start_shared(tmp_path, monkeypatch, "*")
+    assert list(table_with(every, "Started")["Run"]) == ["1", "2"]
 
 
 def test_the_tab_lists_what_each_tenant_is_served(

@@ -12,13 +12,14 @@ import os
 from collections.abc import Callable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import streamlit as st
 
 from explorer import ErrorCode, ExplorerError, LoadResult, Manifest, Settings
 from explorer.retrieval.embedding import DEFAULT_EMBEDDER, load_embedder
-from explorer.store import SearchMode, Store
+from explorer.store import SearchMode, Store, no_limit
 from explorer.store.scratch import default_root, new_session, require_room
 from explorer.view.display import markdown_literal, markdown_rows
 
@@ -111,6 +112,8 @@ def index_page(
         try:
             embedder = load_embedder(DEFAULT_EMBEDDER)
             db = settings.db or scratch_index()
+            # a scratch index stops at its cap before each document, not only before a run
+            room = no_limit if settings.db else partial(require_room, SCRATCH_ROOT, db.parent)
             with Store(db) as store:
                 summary = store.ingest(
                     manifest,
@@ -120,6 +123,7 @@ def index_page(
                     on_wait=st.info,
                     tenants=settings.tenants,
                     allow_deletions=settings.allow_deletions,
+                    room=room,
                 )
             st.success(summary.line())
             st.caption(summary.vectors_line())
@@ -130,7 +134,7 @@ def index_page(
         return
     try:
         with Store(db, create=False) as store:
-            show_index(store, visible(settings.tenants))
+            show_index(store, settings.tenants)
     except ExplorerError as error:
         show_error(error)
 
@@ -181,10 +185,15 @@ MODE_HELP = {
 }
 
 
-def show_index(store: Store, may_see: Callable[[str], bool]) -> None:
+def show_index(store: Store, tenants: frozenset[str] | None) -> None:
+    """`tenants`: what the session may see (None: every tenant)."""
+    may_see = visible(tenants)
     st.subheader("Runs: before and after")
-    st.caption("Vectors: computed by the embedder in that run, and reused from the cache.")
-    st.table(markdown_rows([run.cells() for run in store.history()]))
+    st.caption(
+        "Vectors: computed by the embedder in that run, and reused from the cache."
+        + ("" if tenants is None else " Only runs limited to the tenants you see are listed.")
+    )
+    st.table(markdown_rows([run.cells() for run in store.history(tenants)]))
     failures = [f.cells() for f in store.failures() if may_see(f.tenant)]
     if failures:
         st.caption("Documents a run did not write (their previous version stayed served):")

@@ -268,7 +268,14 @@ def chosen_file(manifest: Manifest) -> QuestionSet | None:
             f"the questions file is {upload.size:,} bytes; at most {MAX_QUESTIONS_BYTES:,} "
             "are read",
         )
-    return parse_questions(upload.getvalue())
+    data = upload.getvalue()
+    return questions_parsed(sha_bytes(data), data)
+
+
+@st.cache_data(max_entries=8, ttl=CACHE_TTL)
+def questions_parsed(sha256: str, _data: bytes) -> QuestionSet:
+    """An uploaded questions file parsed once per content, not at every rerun."""
+    return parse_questions(_data)
 
 
 def with_added(file: QuestionSet | None, added: Sequence[dict[str, object]]) -> QuestionSet | None:

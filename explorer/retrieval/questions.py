@@ -139,15 +139,20 @@ def parse_questions_csv(data: bytes) -> QuestionSet:
         )
     questions: list[Question] = []
     taken: set[str] = set()
+    last: dict[str, int] = {}  # the number each id last took, so a repeat starts past it
     for line, row in _csv_rows(reader):
         if len(questions) == MAX_QUESTIONS:
             raise _csv_refusal(f"line {line}: more than {MAX_QUESTIONS:,} questions")
         question = _csv_question(line, row)
-        base, number = question.id, 1
-        while question.id in taken:
+        base = free = question.id
+        number = last.get(base, 1)
+        while free in taken:
             number += 1
-            question = question.model_copy(update={"id": f"{base}-{number}"})
-        taken.add(question.id)
+            free = f"{base}-{number}"
+        last[base] = number
+        if free != base:
+            question = question.model_copy(update={"id": free})
+        taken.add(free)
         questions.append(question)
     if not questions:
         raise _csv_refusal("has a header but no question")

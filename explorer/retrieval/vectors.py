@@ -24,14 +24,24 @@ from .embedding import Embedder, batch_size, blob_bytes, embed_texts, from_blobs
 if TYPE_CHECKING:
     from .embedding import Vectors
 
+# This program's name in the `meta` table of its SQLite files: a persistent index holds it.
+APP_ID = "chunk-boundary-explorer"
 DEFAULT_VECTOR_CACHE = Path(".explorer") / "vectors.db"
 NO_CACHE = "none"
 BUSY_SECONDS = 30.0
 SQL_PARAMETERS = 500  # per IN (…) list: well under SQLite's limit
+UNIT_TOLERANCE = 1e-3  # a stored vector's length may differ from 1 by float32 rounding only
 VECTORS_TABLE = (
     "CREATE TABLE IF NOT EXISTS vectors (rowid INTEGER PRIMARY KEY, embedder TEXT NOT NULL, "
     "text_sha256 TEXT NOT NULL, vector BLOB NOT NULL, UNIQUE (embedder, text_sha256))"
 )
+# The table's columns as `PRAGMA table_info` gives them: (name, type, not null, key).
+_VECTORS_COLUMNS = [
+    ("rowid", "INTEGER", 0, 1),
+    ("embedder", "TEXT", 1, 0),
+    ("text_sha256", "TEXT", 1, 0),
+    ("vector", "BLOB", 1, 0),
+]
 
 
 @contextmanager
@@ -109,71 +119,104 @@ def _vectors_of(db: sqlite3.Connection, embedder: Embedder, digests: Sequence[st
     """The cached vectors of `digests`, one row each, in their order."""
     found: dict[str, bytes] = {}
     for part in slices(list(dict.fromkeys(digests)), SQL_PARAMETERS):
-        marks = ",".join("?" * len(part))
-        found.update(
-            db.execute(
-                "SELECT text_sha256, vector FROM vectors "
-                f"WHERE embedder = ? AND text_sha256 IN ({marks})",
-                (embedder.name, *part),
-            )
-        )
-    size = blob_bytes(embedder.dimensions)
-    if any(len(blob) != size for blob in found.values()):
-        raise ExplorerError(
-            ErrorCode.EMBEDDING_FAILED,
-            f"the cache holds vectors of another size for the embedder {embedder.name!r}: "
-            f"give the embedder a new name when its vectors change",
-        )
+        found.update(_cached_rows(db, embedder, part))
     return from_blobs([found[digest] for digest in digests], embedder.dimensions)
+
+
+def _cached_rows(
+    db: sqlite3.Connection, embedder: Embedder, digests: Sequence[str]
+) -> list[tuple[str, bytes]]:
+    marks = ",".join("?" * len(digests))
+    rows: list[tuple[str, bytes]] = db.execute(
+        f"SELECT text_sha256, vector FROM vectors WHERE embedder = ? AND text_sha256 IN ({marks})",
+        (embedder.name, *digests),
+    ).fetchall()
+    return rows
+
+
+def drop_unusable(db: sqlite3.Connection, embedder: Embedder, digests: Sequence[str]) -> int:
+    """Delete the cached vectors of `digests` that an embedder's answer would have been
+    refused for, so that they are computed again: another size than the embedder's, a
+    NaN or an infinity, or not unit length (as every vector is stored). How many."""
+    import numpy as np
+
+    size = blob_bytes(embedder.dimensions)
+    unusable: list[str] = []
+    for part in slices(digests, SQL_PARAMETERS):
+        rows = _cached_rows(db, embedder, part)
+        sized = [(digest, blob) for digest, blob in rows if len(blob) == size]
+        unusable.extend(digest for digest, blob in rows if len(blob) != size)
+        if sized:
+            matrix = from_blobs([blob for _, blob in sized], embedder.dimensions)
+            norms = np.linalg.norm(matrix.astype(np.float64), axis=1)
+            unit = np.abs(norms - 1.0) <= UNIT_TOLERANCE  # False for a NaN or an infinity
+            unusable.extend(
+                digest for (digest, _), good in zip(sized, unit, strict=True) if not good
+            )
+    if unusable:
+        with transaction(db):
+            db.executemany(
+                "DELETE FROM vectors WHERE embedder = ? AND text_sha256 = ?",
+                [(embedder.name, digest) for digest in unusable],
+            )
+    return len(unusable)
 
 
 @dataclass
 class VectorCache:
-    """An open cache, and what it has done: vectors `computed` by the embedder and
-    `reused` from the cache, over every text asked for (repeats within one call count
-    once)."""
+    """An open cache, and what it has done: vectors `computed` by the embedder (of them,
+    `replaced`: cached ones found unusable) and `reused` from the cache, over every text
+    asked for (repeats within one call count once)."""
 
     db: sqlite3.Connection
     where: str
     computed: int = 0
     reused: int = 0
+    replaced: int = 0
 
     @classmethod
     def open(cls, spec: str | Path) -> VectorCache:
         """`PATH` (created with its folder if new) or `none` (kept in memory, this run
-        only). A file that is not an SQLite file with a usable `vectors` table is
-        `io_error`."""
+        only). A file that is neither such a cache nor a persistent index (§10c), or that
+        SQLite cannot read, is `io_error`, and is left as it was."""
         if str(spec) == NO_CACHE:
             return cls(cls._ready(sqlite3.connect(":memory:", isolation_level=None)), "none")
         path = Path(spec)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             db = sqlite3.connect(path, isolation_level=None, timeout=BUSY_SECONDS)
-            return cls(cls._ready(db), str(path))
         except (sqlite3.Error, OSError) as error:
-            raise ExplorerError(
-                ErrorCode.IO_ERROR, f"cannot use {str(path)!r} as a vector cache: {error}"
-            ) from None
+            raise _unusable(path, str(error)) from None
+        try:
+            return cls(cls._ready(db), str(path))
+        except sqlite3.Error as error:
+            db.close()
+            raise _unusable(path, str(error)) from None
+        except ForeignFile as foreign:
+            db.close()
+            raise _unusable(path, str(foreign)) from None
 
     @staticmethod
     def _ready(db: sqlite3.Connection) -> sqlite3.Connection:
+        """The cache's table made in a new (blank) file; any other file checked, before
+        anything is written to it."""
+        if not _tables(db) and db.execute("PRAGMA page_count").fetchone()[0] == 0:
+            with transaction(db):  # two first runs: the second finds the table made
+                db.execute(VECTORS_TABLE)
+        _require_cache(db)
         # A cache: a batch lost to a power cut is computed again, so commits need not
         # wait for the disk (WAL, synchronous NORMAL: one batch commit costs no fsync).
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
-        db.execute(VECTORS_TABLE)
-        columns = {row[1] for row in db.execute("PRAGMA table_info(vectors)")}
-        if not {"embedder", "text_sha256", "vector"} <= columns:
-            db.close()
-            raise sqlite3.DatabaseError("its table 'vectors' has other columns")
         return db
 
     def vectors(self, embedder: Embedder, texts: Sequence[str]) -> Vectors:
-        """Unit vectors of `texts`, one row each: those the cache lacks embedded (and
-        kept), the others read back."""
+        """Unit vectors of `texts`, one row each: those the cache lacks, or holds
+        unusable (`drop_unusable`), embedded (and kept), the others read back."""
         digests = [sha(text) for text in texts]
         unique = dict(zip(digests, texts, strict=True))
         try:
+            self.replaced += drop_unusable(self.db, embedder, list(unique))
             computed = embed_missing(self.db, embedder, unique)
             vectors = _vectors_of(self.db, embedder, digests)
         except sqlite3.Error as error:
@@ -184,5 +227,58 @@ class VectorCache:
         self.reused += len(unique) - computed
         return vectors
 
+    def said(self, embedder: str) -> str:
+        """What the command says of its vectors on standard error."""
+        replaced = (
+            f" ({self.replaced} replacing an unusable cached vector)" if self.replaced else ""
+        )
+        return (
+            f"vectors: {self.computed} computed{replaced}, {self.reused} reused "
+            f"(embedder {embedder!r}, cache {self.where})"
+        )
+
     def close(self) -> None:
         self.db.close()
+
+
+class ForeignFile(Exception):
+    """An SQLite file that is neither a vector cache nor a persistent index: why."""
+
+
+def _unusable(path: Path, why: str) -> ExplorerError:
+    return ExplorerError(ErrorCode.IO_ERROR, f"cannot use {str(path)!r} as a vector cache: {why}")
+
+
+def _tables(db: sqlite3.Connection) -> set[str]:
+    """The file's own tables (SQLite's `sqlite_…` aside)."""
+    rows = db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    return {name for (name,) in rows if not name.startswith("sqlite_")}
+
+
+def _require_cache(db: sqlite3.Connection) -> None:
+    """A vector cache holds the `vectors` table alone; a persistent index holds it among
+    its own (its `meta` names this program). Anything else is another program's file,
+    whose `vectors` table (if any) this one must not write to."""
+    tables = _tables(db)
+    if tables != {"vectors"} and not ("meta" in tables and _meta_app(db) == APP_ID):
+        shown = ", ".join(sorted(tables)[:5]) or "none"
+        raise ForeignFile(
+            f"it is an SQLite file of something else, not a vector cache (tables: {shown})"
+        )
+    columns = db.execute(
+        "SELECT name, type, \"notnull\", pk FROM pragma_table_info('vectors')"
+    ).fetchall()
+    unique = [
+        [column for (column,) in db.execute("SELECT name FROM pragma_index_info(?)", (index,))]
+        for (index,) in db.execute("SELECT name FROM pragma_index_list('vectors') WHERE \"unique\"")
+    ]
+    if columns != _VECTORS_COLUMNS or ["embedder", "text_sha256"] not in unique:
+        raise ForeignFile("its table 'vectors' is not a vector cache's (other columns or keys)")
+
+
+def _meta_app(db: sqlite3.Connection) -> object:
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = 'app'").fetchone()
+    except sqlite3.Error:  # a `meta` table of another shape
+        return None
+    return None if row is None else row[0]

@@ -21,7 +21,7 @@ crosses tenants. This package does I/O by design; the chunks come from the pure 
 from pathlib import Path
 
 from ..sources.manifest import DEFAULT_SCOPE as DEFAULT_TENANT
-from .apply import Checkpoint, RunSummary
+from .apply import Checkpoint, Room, RunSummary, no_limit
 from .handle import Store
 from .plan import Outcome, Plan, plan_run
 from .queries import (
@@ -49,11 +49,13 @@ __all__ = [
     "Outcome",
     "Plan",
     "Receipt",
+    "Room",
     "RunRow",
     "RunState",
     "RunSummary",
     "SearchMode",
     "ServedDocument",
     "Store",
+    "no_limit",
     "plan_run",
 ]

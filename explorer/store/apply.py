@@ -45,6 +45,15 @@ def no_checkpoint(point: str) -> None:
     """The default: a run passes its checkpoints without stopping."""
 
 
+# Called before each document a run writes, once the ones before are committed: raises an
+# `ExplorerError` (the app's scratch cap: `scratch_full`) when the index may grow no more.
+Room = Callable[[], None]
+
+
+def no_limit() -> None:
+    """The default: the index grows as far as the disk lets it."""
+
+
 class RunSummary(StrictModel):
     """What a run did; with `kind` and its documents' statuses, `ingest --json`."""
 
@@ -77,15 +86,24 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def active_totals(db: sqlite3.Connection) -> tuple[int, int]:
+def active_totals(db: sqlite3.Connection, tenants: str | None) -> tuple[int, int]:
+    """Active documents and chunks: of the tenants in the JSON list `tenants`, or of all
+    when it is None."""
     documents: int = db.execute(
-        "SELECT count(*) FROM documents WHERE active_version IS NOT NULL"
+        f"SELECT count(*) FROM documents WHERE active_version IS NOT NULL AND {_among('tenant')}",
+        (tenants, tenants),
     ).fetchone()[0]
     chunks: int = db.execute(
         "SELECT count(*) FROM chunks JOIN versions USING (version_id) "
-        "WHERE versions.state = 'active'"
+        f"WHERE versions.state = 'active' AND {_among('chunks.tenant')}",
+        (tenants, tenants),
     ).fetchone()[0]
     return documents, chunks
+
+
+def _among(column: str) -> str:
+    """`column` is one of a JSON list given twice as parameters (null: any value)."""
+    return f"(? IS NULL OR {column} IN (SELECT value FROM json_each(?)))"
 
 
 def apply_plan(
@@ -94,13 +112,26 @@ def apply_plan(
     config: ChunkConfig,
     embedder: Embedder | None,
     checkpoint: Checkpoint,
+    room: Room = no_limit,
 ) -> RunSummary:
-    documents_before, chunks_before = active_totals(db)
+    """The run, logged. When `room` refuses, no other document is written: the ones
+    written stay served, the others are logged as failed with its code (their previous
+    versions stay served), deletions still happen, the run is finished, and its refusal
+    is raised, saying so."""
+    tenants = None if plan.tenants is None else json.dumps(sorted(plan.tenants))
+    documents_before, chunks_before = active_totals(db, tenants)
     with transaction(db):
         run_id = db.execute(
-            "INSERT INTO runs (started, config, documents_before, chunks_before, embedder) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (now(), json.dumps(config.as_json()), documents_before, chunks_before, plan.embedder),
+            "INSERT INTO runs (started, config, documents_before, chunks_before, embedder, "
+            "tenants) VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                now(),
+                json.dumps(config.as_json()),
+                documents_before,
+                chunks_before,
+                plan.embedder,
+                tenants,
+            ),
         ).lastrowid
         assert run_id is not None
         db.executemany(
@@ -109,8 +140,15 @@ def apply_plan(
         )
     computed = reused = failed = 0
     written = {Outcome.ADDED: 0, Outcome.UPDATED: 0}
+    full: ExplorerError | None = None
     for step in plan.steps:
         if step.document is not None:
+            full = full or _refusal(room)
+            if full is not None:
+                with transaction(db):
+                    _log_failure(db, run_id, step, full, "not written")
+                failed += 1
+                continue
             written_ok, embedded = _write(
                 db, run_id, step, step.document, plan, config, embedder, checkpoint
             )
@@ -126,7 +164,7 @@ def apply_plan(
         drop_orphans(db, ORPHAN_VECTORS_KEPT)
     if plan.count(Outcome.DELETED) or _purge_pending(db):
         purge(db)
-    documents_after, chunks_after = active_totals(db)
+    documents_after, chunks_after = active_totals(db, tenants)
     summary = RunSummary(
         run_id=run_id,
         added=written[Outcome.ADDED],
@@ -157,7 +195,23 @@ def apply_plan(
                 run_id,
             ),
         )
+    if full is not None:
+        kept = summary.added + summary.updated
+        raise ExplorerError(
+            full.code,
+            f"{full.detail}. The run stopped there: the {kept} document(s) it wrote stay "
+            f"served, and {failed} were not written (the run's failures list them)",
+        )
     return summary
+
+
+def _refusal(room: Room) -> ExplorerError | None:
+    """Why the index may grow no more, or None."""
+    try:
+        room()
+    except ExplorerError as error:
+        return error
+    return None
 
 
 def _write(
@@ -239,17 +293,25 @@ def _fail(
     with transaction(db):
         _drop_chunks(db, version_id)
         db.execute("UPDATE versions SET state = 'failed' WHERE version_id = ?", (version_id,))
-        detail = f"{error.detail}; the previous version (if any) stays served"
-        changed = db.execute(
-            "UPDATE document_status SET status = ?, detail = ? "
-            "WHERE run_id = ? AND tenant = ? AND source_id = ?",
-            (error.code.value, detail, run_id, step.tenant, step.source_id),
-        ).rowcount
-        if not changed:
-            db.execute(
-                "INSERT INTO document_status VALUES (?, ?, ?, ?, ?)",
-                (run_id, step.tenant, step.source_id, error.code.value, detail),
-            )
+        _log_failure(db, run_id, step, error)
+
+
+def _log_failure(
+    db: sqlite3.Connection, run_id: int, step: Step, error: ExplorerError, what: str = ""
+) -> None:
+    """The document's status in the run's log: the code, and its old version stays."""
+    said = f"{what}: {error.detail}" if what else error.detail
+    detail = f"{said}; the previous version (if any) stays served"
+    changed = db.execute(
+        "UPDATE document_status SET status = ?, detail = ? "
+        "WHERE run_id = ? AND tenant = ? AND source_id = ?",
+        (error.code.value, detail, run_id, step.tenant, step.source_id),
+    ).rowcount
+    if not changed:
+        db.execute(
+            "INSERT INTO document_status VALUES (?, ?, ?, ?, ?)",
+            (run_id, step.tenant, step.source_id, error.code.value, detail),
+        )
 
 
 def _write_chunks(

@@ -17,7 +17,7 @@ from ..retrieval.embedding import Embedder
 from ..sources.loading import LoadResult
 from ..sources.manifest import Manifest
 from . import queries
-from .apply import Checkpoint, RunSummary, apply_plan, no_checkpoint
+from .apply import Checkpoint, Room, RunSummary, apply_plan, no_checkpoint, no_limit
 from .lock import RUN_WAIT_SECONDS, run_in_progress, run_lock
 from .plan import Key, StatusRow, check_scope, deletions, plan_run
 from .queries import Failure, Hit, Receipt, RunRow, SearchMode, ServedDocument
@@ -70,12 +70,15 @@ class Store:
         wait_seconds: float = RUN_WAIT_SECONDS,
         tenants: frozenset[str] | None = None,
         allow_deletions: bool = True,
+        room: Room = no_limit,
     ) -> RunSummary:
         """One run: skip what is unchanged, stage-embed-verify-switch what changed (with
         `embedder`; None: no vectors), record what failed (its old version stays served),
         delete what the manifest removes. Runs on
         one index take turns: a second waits at most `wait_seconds`, telling `on_wait`.
-        `tenants` (None: any) and `allow_deletions` bound what the run may change."""
+        `tenants` (None: any) and `allow_deletions` bound what the run may change;
+        `room`, asked before each document is written, how far the index may grow
+        (`apply_plan`)."""
         with run_lock(self.path, wait_seconds, on_wait):
             served = queries.served_versions(self._db)
             if tenants is not None:  # another tenant's documents answer as unknown ones
@@ -86,8 +89,8 @@ class Store:
                 manifest, admitted(load, config), digest(config.as_json()), served, name
             )
             check_scope(plan, tenants, allow_deletions)
-            plan = replace(plan, private=tenants is not None)
-            return apply_plan(self._db, plan, config, embedder, checkpoint)
+            plan = replace(plan, tenants=tenants)
+            return apply_plan(self._db, plan, config, embedder, checkpoint, room)
 
     @_translated
     def would_delete(self, manifest: Manifest, tenants: frozenset[str] | None = None) -> list[Key]:
@@ -118,8 +121,9 @@ class Store:
         return queries.failures(self._db)
 
     @_translated
-    def history(self) -> list[RunRow]:
-        return queries.history(self._db, run_in_progress(self.path))
+    def history(self, tenants: frozenset[str] | None = None) -> list[RunRow]:
+        """Every run, or for a visitor limited to `tenants` the runs limited to them."""
+        return queries.history(self._db, run_in_progress(self.path), tenants)
 
     @_translated
     def receipts(self) -> list[Receipt]:

@@ -71,9 +71,14 @@ class Plan:
     steps: tuple[Step, ...]
     statuses: tuple[StatusRow, ...]  # every manifest entry's load status, for the run log
     failed: int
-    # Run for a visitor limited to some tenants: vectors are counted as the tenant sees
-    # them (explorer/store/embed.py), never telling what another tenant holds.
-    private: bool = False
+    # The tenants a visitor's run is limited to (None: every tenant): its vectors are
+    # counted as the tenant sees them (explorer/store/embed.py), and its before and after
+    # over these tenants alone, never telling what another tenant holds.
+    tenants: frozenset[str] | None = None
+
+    @property
+    def private(self) -> bool:
+        return self.tenants is not None
 
     def count(self, outcome: Outcome) -> int:
         return sum(step.outcome is outcome for step in self.steps)

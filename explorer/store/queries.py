@@ -422,18 +422,26 @@ def tenants(db: sqlite3.Connection) -> list[str]:
     return [row[0] for row in db.execute("SELECT DISTINCT tenant FROM documents ORDER BY 1")]
 
 
-def history(db: sqlite3.Connection, run_in_progress: bool) -> list[RunRow]:
-    """Every run; one that never finished is running if a run holds the lock now and it
-    is the last, otherwise it was interrupted."""
+def history(
+    db: sqlite3.Connection, run_in_progress: bool, tenants: frozenset[str] | None = None
+) -> list[RunRow]:
+    """Every run, or with `tenants` only the runs limited to some of them, whose totals
+    count no other tenant's documents (a run over every tenant counts the whole index).
+    A run that never finished is running if a run holds the lock now and it is the last
+    of all, otherwise it was interrupted."""
+    seen = None if tenants is None else json.dumps(sorted(tenants))
     cursor = db.execute(
         "SELECT run_id, started, finished, added, updated, unchanged, failed, deleted, "
         "documents_before, documents_after, chunks_before, chunks_after, embedder, "
         "vectors_computed, vectors_reused FROM runs "
-        "ORDER BY run_id"
+        "WHERE ? IS NULL OR (tenants IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "
+        "json_each(runs.tenants) WHERE value NOT IN (SELECT value FROM json_each(?)))) "
+        "ORDER BY run_id",
+        (seen, seen),
     )
     names = [column[0] for column in cursor.description]
     rows = [dict(zip(names, row, strict=True)) for row in cursor]
-    last = rows[-1]["run_id"] if rows else None
+    last = db.execute("SELECT max(run_id) FROM runs").fetchone()[0]
 
     def state(run_id: int, finished: str | None) -> RunState:
         if finished is not None:

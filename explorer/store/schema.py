@@ -7,10 +7,9 @@ import sqlite3
 from pathlib import Path
 
 from ..errors import ErrorCode, ExplorerError
-from ..retrieval.vectors import transaction
+from ..retrieval.vectors import APP_ID, transaction
 
-APP_ID = "chunk-boundary-explorer"
-STORE_VERSION = "3"
+STORE_VERSION = "4"
 # How long a statement waits for another connection's write lock before `store_busy`.
 BUSY_SECONDS = 5.0
 
@@ -95,7 +94,13 @@ ALTER TABLE chunks ADD COLUMN pages TEXT;
 DELETE FROM search_cache;
 UPDATE meta SET value = '3' WHERE key = 'store_version';
 """
-_MIGRATIONS = {"1": _MIGRATE_1_TO_2, "2": _MIGRATE_2_TO_3}
+# Store version 3 to 4: the tenants a run was limited to (a JSON list; NULL: every tenant),
+# whose documents and chunks alone its before and after count.
+_MIGRATE_3_TO_4 = """
+ALTER TABLE runs ADD COLUMN tenants TEXT;
+UPDATE meta SET value = '4' WHERE key = 'store_version';
+"""
+_MIGRATIONS = {"1": _MIGRATE_1_TO_2, "2": _MIGRATE_2_TO_3, "3": _MIGRATE_3_TO_4}
 TABLES = (
     "meta",
     "runs",

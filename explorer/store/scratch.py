@@ -7,7 +7,8 @@ folder is made by `mkdtemp` inside it. Clean-up never follows a link and removes
 the session folders this program made (`session-…`, real folders owned by this user)
 that nobody touched for `SCRATCH_HOURS`. A session's folder may hold at most
 `SESSION_BYTES`, and all of them together `TOTAL_BYTES`: past either, a run is refused
-(`scratch_full`) with a sentence that says what to do.
+(`scratch_full`) with a sentence that says what to do, and a run that reaches either
+stops before its next document (`require_room` is its `room`: explorer/store/apply.py).
 """
 
 from __future__ import annotations
@@ -118,7 +119,8 @@ def require_room(
         raise ExplorerError(
             ErrorCode.SCRATCH_FULL,
             f"this session's scratch index holds {mine / 2**20:,.0f} MiB, its limit of "
-            f"{session_bytes // 2**20:,} MiB; open the app in a new tab for a new one",
+            f"{session_bytes // 2**20:,} MiB; a run that deletes documents makes room, "
+            "and `python -m explorer ingest` on your own machine indexes more",
         )
     total = sum(sizes.values())
     if total >= total_bytes:
