@@ -48,6 +48,9 @@ class ErrorCode(StrEnum):
     INVALID_QUESTIONS = "invalid_questions"
     INVALID_GENERATOR = "invalid_generator"
     GENERATION_FAILED = "generation_failed"
+    # An OpenAI-compatible API (explorer/retrieval/endpoint.py)
+    ENDPOINT_UNAUTHORIZED = "endpoint_unauthorized"
+    ENDPOINT_FAILED = "endpoint_failed"
     # Running on a cluster (explorer/engines/ray.py)
     ENGINE_UNAVAILABLE = "engine_unavailable"
     WORKER_LOST = "worker_lost"

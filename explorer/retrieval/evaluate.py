@@ -27,6 +27,7 @@ from ..models import strict_shape
 from ..pipeline import Settings
 from ..sources.documents import DocumentRecord
 from ..sources.loading import LoadResult
+from .embedding import EMBEDDER_FAILURES, EmbedderUsage
 from .metrics import score
 from .questions import PlacedQuestion, QuestionSet, place_questions, require_written
 from .retrievers import Embed, Retriever, RetrieverName, best_chunks, retriever
@@ -96,6 +97,7 @@ class Evaluation(TypedDict):
     retriever: RetrieverName
     k: int
     policies: list[PolicyEvaluation]
+    embedder: NotRequired[EmbedderUsage]  # an API's (`--embedder openai:MODEL`)
 
 
 EVALUATION = TypeAdapter(Evaluation)
@@ -251,7 +253,7 @@ def _policy(
     try:
         results = evaluate_chunks(chunks, placed, search, k, limits)
     except ExplorerError as error:
-        if error.code is not ErrorCode.EMBEDDING_FAILED:
+        if error.code not in EMBEDDER_FAILURES:
             raise
         raise ExplorerError(error.code, f"column {name!r}: {error.detail}") from None
     chars = sum(c["end"] - c["start"] for c in chunks)
@@ -294,6 +296,11 @@ def evaluation_of(
         "policies": list(policies),
     }
     return EVALUATION.validate_python(evaluation)
+
+
+def with_embedder(evaluation: Evaluation, usage: EmbedderUsage) -> Evaluation:
+    """The evaluation file, saying what embedded it."""
+    return EVALUATION.validate_python({**evaluation, "embedder": usage})
 
 
 MAX_SWEEP_SIZES = 100
