@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -170,7 +171,9 @@ def test_batches_stored_survive_a_failure_later_in_the_run(
     options = (*api(server), "--embed-batch", "4", "--max-retries", "0")
     failed = evaluate(tmp_path, *options)
     assert failed.code == 2
-    assert failed.err.splitlines()[-1].startswith("error: endpoint_failed: column 'paragraph': the embedder")
+    assert failed.err.splitlines()[-1].startswith(
+        "error: endpoint_failed: column 'paragraph': the embedder"
+    )
     assert (
         "failed after 8 of " in failed.err and "503" in failed.err and "'overloaded'" in failed.err
     )
@@ -476,3 +479,30 @@ def test_draft_keeps_the_key_rules(server: HTTPServer, tmp_path: Path) -> None:
 def test_the_prompt_marks_both_sides() -> None:
     assert "<before>\n{before}\n</before>" in PROMPT and "<after>\n{after}\n</after>" in PROMPT
     assert '{{"question": "..."}}' in PROMPT
+
+
+def test_a_dropped_connection_is_retried(server: HTTPServer, tmp_path: Path) -> None:
+    def dropped(request: Request) -> Response:
+        def pieces() -> Iterator[bytes]:
+            yield b'{"data": ['
+            raise ConnectionAbortedError("the server went away")
+
+        return Response(pieces(), headers={"Content-Length": "1000"})
+
+    serve(server, dropped, embeddings)
+    result = evaluate(tmp_path, *api(server))
+    assert result.code == 0, result.err
+    assert len(requests(server)) == 3  # the questions, again, then the chunks
+
+
+def test_nothing_listening_uses_up_the_retries(tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    result = evaluate(
+        tmp_path, "--embedder", "openai:m", "--base-url", f"http://127.0.0.1:{port}/v1",
+        "--max-retries", "1",
+    )  # fmt: skip
+    assert result.code == 2
+    assert result.err.splitlines()[-1].startswith("error: endpoint_failed: ")
+    assert "failed 2 time(s) (--max-retries 1): the connection failed (ConnectError)" in result.err

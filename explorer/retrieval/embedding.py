@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -160,11 +159,13 @@ class ApiEmbedder:
             raise ExplorerError(
                 ErrorCode.EMBEDDING_FAILED, f"{self.endpoint.host} answered with {error}"
             ) from None
-        self.learn(len(rows[0]))
+        self.learn(rows.shape[1])
         return rows
 
-    def _rows(self, answer: Any, count: int) -> list[list[float]]:
-        """The answer's vectors in input order, each a list of `dimensions` numbers."""
+    def _rows(self, answer: Any, count: int) -> Vectors:
+        """The answer's vectors in input order, each of `dimensions` finite numbers."""
+        import numpy as np
+
         data = answer.get("data") if isinstance(answer, dict) else None
         if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
             raise BadAnswer("a body that is not the API's shape (no list 'data' of objects)")
@@ -173,29 +174,27 @@ class ApiEmbedder:
         indexes = [item.get("index", number) for number, item in enumerate(data)]
         if sorted(indexes) != list(range(count)):
             raise BadAnswer("indexes that are not 0 to the number of inputs less one")
-        rows: list[list[float]] = [[] for _ in range(count)]
-        expected = self.dimensions
-        for index, item in zip(indexes, data, strict=True):
-            row = item.get("embedding")
-            if (
-                not isinstance(row, list)
-                or not row
-                or not all(type(value) in (int, float) for value in row)
-            ):
-                raise BadAnswer("an 'embedding' that is not a list of numbers")
-            expected = expected or len(row)
-            if len(row) != expected and self.asked:
-                raise BadAnswer(f"{len(row)} dimensions, not the {self.asked} asked for")
-            if len(row) != expected:
-                raise BadAnswer(f"dimensions that change ({len(row)} after {expected})")
-            if not all(math.isfinite(value) for value in row):
-                raise BadAnswer("a NaN or infinite value")
-            rows[index] = row
+        rows = [item.get("embedding") for item in data]
+        if not all(isinstance(row, list) and row for row in rows):
+            raise BadAnswer("an 'embedding' that is not a list of numbers")
+        expected = self.dimensions or len(rows[0])
+        changed = next((len(row) for row in rows if len(row) != expected), None)
+        if changed is not None and self.asked:
+            raise BadAnswer(f"{changed} dimensions, not the {self.asked} asked for")
+        if changed is not None:
+            raise BadAnswer(f"dimensions that change ({changed} after {expected})")
+        try:
+            array = np.array(rows, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise BadAnswer("an 'embedding' that is not a list of numbers") from None
+        if not np.isfinite(array).all():
+            raise BadAnswer("a NaN or infinite value")
         usage = answer.get("usage")
         tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
         if type(tokens) is int and tokens >= 0:
             self.input_tokens += tokens
-        return rows
+        ordered: Vectors = array[np.argsort(indexes)].astype(np.float32)
+        return ordered
 
 
 def api_embedder(

@@ -27,6 +27,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+import orjson
+
 from ..errors import ErrorCode, ExplorerError
 
 PREFIX = "openai:"  # `--embedder openai:MODEL`, `--generator openai:MODEL`
@@ -237,8 +239,14 @@ def _refuse_constant(name: str) -> float:
 
 
 def _json(data: bytes | None) -> Any:
+    """orjson's reading (several times faster on vectors); when it refuses, the standard
+    library's says why (a NaN is a value it reads, and we refuse by name)."""
     if data is None:
         raise BadAnswer(f"an answer larger than {MAX_BODY_BYTES // 2**20} MiB")
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        pass
     try:
         return json.loads(data, parse_constant=_refuse_constant)
     except ValueError as error:
