@@ -44,6 +44,7 @@ from explorer.view.render import RANKED_LEGEND, RANKED_STYLE, render_ranked_view
 
 from .common import QUOTE_HELP, show_error
 from .draft import draft_button
+from .endpoints import WORDLLAMA, embedder_picker, embedding_for, picked_embedder
 from .work import kept_work, questions_download
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -106,14 +107,18 @@ def evaluation_cached(
     columns: str,
     retriever: RetrieverName,
     k: int,
+    embedder: str,
     _load: LoadResult,
     _questions: QuestionSet,
     _columns: Sequence[tuple[str, ChunkConfig]],
     _chunk_files: Sequence[ChunkFile],
 ) -> Evaluation:
     """One evaluation, keyed by the documents', the questions' and the columns' digests
-    (the chunk files' among them)."""
-    return evaluate(_load, _questions, _columns, retriever, k, chunk_files=_chunk_files)
+    (the chunk files' among them), and the configured embedder's name (`ui.endpoints`)."""
+    with embedding_for(embedder) as embed:
+        return evaluate(
+            _load, _questions, _columns, retriever, k, embed=embed, chunk_files=_chunk_files
+        )
 
 
 @st.cache_data(show_spinner="Drawing…", max_entries=8, ttl=CACHE_TTL)
@@ -142,7 +147,10 @@ def evaluate_here(
     """Every column measured: ours, the libraries', then the imported chunk files."""
     asked = digest(questions.model_dump(mode="json", exclude_none=True))
     shown = columns_digest(columns, chunk_files)
-    return evaluation_cached(key, asked, shown, retriever, k, load, questions, columns, chunk_files)
+    embedder = picked_embedder() if retriever != "bm25" else WORDLLAMA
+    return evaluation_cached(
+        key, asked, shown, retriever, k, embedder, load, questions, columns, chunk_files
+    )
 
 
 def require_search_bound(questions: QuestionSet, chunk_count: int, what: str) -> None:
@@ -463,6 +471,7 @@ def retrieval_page(
     retriever = places[2].radio("Retriever", retrievers, key="retriever", help=RETRIEVER_HELP)
     if retriever is None:  # a radio with options always has a value
         retriever = retrievers[0]
+    embedder_picker(places[2])
     questions = with_added(file, added)
     source_id = next(iter(texts))
     evaluation: Evaluation | None = None

@@ -268,6 +268,24 @@ def api_generator(spec: str, options: EndpointOptions, seed: int) -> ApiGenerato
     return ApiGenerator(model_of(spec, ErrorCode.INVALID_GENERATOR, "--generator"), options, seed)
 
 
+def ask_checked(
+    generator: ApiGenerator, passage: Passage, kept: set[str]
+) -> tuple[str | None, str]:
+    """The first of at most `ASKS` answers that `fault` finds nothing wrong with, or None
+    and what was wrong with the last (the key masked)."""
+    problem = ""
+    for attempt in range(ASKS):
+        try:
+            question = generator.ask(passage, attempt)
+        except BadAnswer as error:
+            problem = f"the server answered with {error}"
+            continue
+        problem = fault(question, passage, kept) or ""
+        if not problem:
+            return question, ""
+    return None, generator.endpoint.masked(problem)
+
+
 def draft_asked(passages: Sequence[Passage], generator: ApiGenerator) -> QuestionSet:
     """`draft_questions` with the API's questions, each checked (`fault`) and asked at
     most `ASKS` times, then left out: the file's `draft` says how many were asked, kept
@@ -277,20 +295,12 @@ def draft_asked(passages: Sequence[Passage], generator: ApiGenerator) -> Questio
     reasons: list[LeftOut] = []
     kept: set[str] = set()
     for passage in passages[:MAX_QUESTIONS]:
-        for attempt in range(ASKS):
-            try:
-                question = generator.ask(passage, attempt)
-            except BadAnswer as error:
-                problem: str | None = f"the server answered with {error}"
-            else:
-                problem = fault(question, passage, kept)
-            if problem is None:
-                kept.add(question.casefold())
-                questions.append(_question(passage, question))
-                break
+        question, problem = ask_checked(generator, passage, kept)
+        if question is not None:
+            kept.add(question.casefold())
+            questions.append(_question(passage, question))
         else:
-            assert problem is not None
-            reasons.append(LeftOut(**_place(passage), reason=generator.endpoint.masked(problem)))
+            reasons.append(LeftOut(**_place(passage), reason=problem))
     report = DraftReport(
         generator=generator.name,
         asked=len(passages[:MAX_QUESTIONS]),

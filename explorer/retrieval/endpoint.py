@@ -28,8 +28,10 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import orjson
+from pydantic import Field, field_validator
 
 from ..errors import ErrorCode, ExplorerError
+from ..models import StrictModel
 
 PREFIX = "openai:"  # `--embedder openai:MODEL`, `--generator openai:MODEL`
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -62,6 +64,32 @@ class EndpointOptions:
     api_key_env: str = DEFAULT_KEY_ENV
     request_seconds: float = DEFAULT_REQUEST_SECONDS
     max_retries: int = DEFAULT_RETRIES
+
+
+class NamedEndpoint(StrictModel):
+    """An endpoint an operator names for the app (`.streamlit/secrets.toml`,
+    `[embedders.NAME]` or `[generators.NAME]`): the same settings as the command line's
+    options, the key still read from the environment variable `api_key_env`."""
+
+    base_url: str = Field(min_length=1, max_length=2000)
+    model: str = Field(min_length=1, max_length=MAX_MODEL_CHARS)
+    api_key_env: str = Field(default=DEFAULT_KEY_ENV, min_length=1, max_length=200)
+    dimensions: int | None = Field(default=None, ge=1, le=4096)
+    batch: int = Field(default=256, ge=1, le=1024)
+    request_seconds: float = Field(default=DEFAULT_REQUEST_SECONDS, gt=0, le=MAX_REQUEST_SECONDS)
+    max_retries: int = Field(default=DEFAULT_RETRIES, ge=0, le=MAX_RETRIES)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http(cls, value: str) -> str:
+        if urlsplit(value).scheme not in ("http", "https"):
+            raise ValueError("must be an http:// or https:// URL")
+        return value
+
+    def options(self) -> EndpointOptions:
+        return EndpointOptions(
+            self.base_url, self.api_key_env, self.request_seconds, self.max_retries
+        )
 
 
 def model_of(spec: str, code: ErrorCode, option: str) -> str:
