@@ -72,6 +72,7 @@ from ui.columns import GRAMMAR, column_controls, seed_columns
 from ui.common import QUOTE_HELP, show_error
 from ui.detail import show_detail
 from ui.documents import show_documents, show_drafted
+from ui.endpoints import embedder_query, link_embedder
 from ui.grammar import apply_pending_grammar, offer_markdown, open_plain_drop
 from ui.index_tab import index_page
 from ui.layout import LAYOUT
@@ -193,6 +194,7 @@ def settings_from_link() -> None:
     if "doc" in st.query_params:
         st.session_state["doc"] = st.session_state["link_doc"] = st.query_params["doc"]
     st.session_state["link_notes"] = [markdown_literal(note) for note in notes]
+    st.session_state["link_notes"] += link_embedder(st.query_params.to_dict())
 
 
 def choose_source(
@@ -517,7 +519,7 @@ def explore_page(
         key="doc",
         format_func=plain_text,
     )
-    wanted = {"doc": doc, **settings.to_query()}
+    wanted = {"doc": doc, **settings.to_query(), **embedder_query()}
     if st.query_params.to_dict() != wanted:  # rewrite the link only when it changes
         st.query_params.from_dict(wanted)
 

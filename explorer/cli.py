@@ -51,12 +51,35 @@ from .pipeline import Settings, write_comparison
 from .retrieval.decide import DEFAULT_RESAMPLES, DEFAULT_SEED, MAX_RESAMPLES, require_resamples
 from .retrieval.drafting import (
     DEFAULT_DRAFTS,
+    api_generator,
     boundary_passages,
     choose,
+    draft_asked,
     draft_questions,
     load_generator,
 )
-from .retrieval.embedding import DEFAULT_EMBEDDER, NO_EMBEDDER, load_embedder
+from .retrieval.embedding import (
+    DEFAULT_API_BATCH,
+    DEFAULT_EMBEDDER,
+    EMBEDDER_FAILURES,
+    MAX_BATCH,
+    MAX_DIMENSIONS,
+    NO_EMBEDDER,
+    ApiEmbedder,
+    Embedder,
+    load_embedder,
+)
+from .retrieval.endpoint import (
+    BASE_URL_ENV,
+    DEFAULT_BASE_URL,
+    DEFAULT_KEY_ENV,
+    DEFAULT_REQUEST_SECONDS,
+    DEFAULT_RETRIES,
+    MAX_REQUEST_SECONDS,
+    MAX_RETRIES,
+    PREFIX,
+    EndpointOptions,
+)
 from .retrieval.evaluate import (
     BUDGET_K,
     DEFAULT_K,
@@ -68,8 +91,9 @@ from .retrieval.evaluate import (
     parse_budget,
     require_metric,
     sweep_columns,
+    with_embedder,
 )
-from .retrieval.questions import MAX_QUESTIONS, parse_questions
+from .retrieval.questions import MAX_QUESTIONS, parse_questions, questions_json
 from .retrieval.retrievers import RETRIEVERS
 from .retrieval.vectors import DEFAULT_VECTOR_CACHE, VectorCache
 from .sources.documents import DocumentRecord
@@ -366,6 +390,92 @@ def _chunk_options(sub: argparse.ArgumentParser) -> None:
     )
 
 
+def _seconds(value: str) -> float:
+    """A number of seconds above 0, at most `MAX_REQUEST_SECONDS`."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value[:40]!r} is not a number") from None
+    if not 0 < seconds <= MAX_REQUEST_SECONDS:
+        raise argparse.ArgumentTypeError(f"{value[:40]!r} is not from 0 to {MAX_REQUEST_SECONDS}")
+    return seconds
+
+
+def _retries(value: str) -> int:
+    return 0 if value.strip() == "0" else _positive(value, maximum=MAX_RETRIES)
+
+
+def _endpoint_options(sub: argparse.ArgumentParser, embeds: bool) -> None:
+    """Where `openai:MODEL` is served and how long to wait for it; None: not given."""
+    sub.add_argument(
+        "--base-url",
+        help=f"the API's URL (default: ${BASE_URL_ENV}, else {DEFAULT_BASE_URL})",
+    )
+    sub.add_argument(
+        "--api-key-env",
+        metavar="NAME",
+        help=f"the environment variable holding the key (default {DEFAULT_KEY_ENV})",
+    )
+    if embeds:
+        sub.add_argument(
+            "--embed-batch",
+            type=partial(_positive, maximum=MAX_BATCH),
+            help=f"inputs a request (default {DEFAULT_API_BATCH})",
+        )
+        sub.add_argument(
+            "--dimensions",
+            type=partial(_positive, maximum=MAX_DIMENSIONS),
+            help="ask the model for this many dimensions (default: the model's)",
+        )
+    sub.add_argument(
+        "--request-seconds",
+        type=_seconds,
+        help=f"seconds a request may take (default {DEFAULT_REQUEST_SECONDS})",
+    )
+    sub.add_argument(
+        "--max-retries",
+        type=_retries,
+        help=f"retries of a failed request (default {DEFAULT_RETRIES}, at most {MAX_RETRIES})",
+    )
+
+
+_ENDPOINT_OPTIONS = (
+    "base_url", "api_key_env", "embed_batch", "dimensions", "request_seconds", "max_retries"
+)  # fmt: skip
+
+
+def _endpoint(args: argparse.Namespace, spec: str, option: str) -> EndpointOptions:
+    """The endpoint options given, for `openai:MODEL`; refused (`usage`) for anything else."""
+    given = [name for name in _ENDPOINT_OPTIONS if getattr(args, name, None) is not None]
+    if given and not spec.startswith(PREFIX):
+        flag = "--" + given[0].replace("_", "-")
+        raise ExplorerError(ErrorCode.USAGE, f"{flag} is for {option} openai:MODEL")
+    defaults = EndpointOptions()
+    return EndpointOptions(
+        base_url=args.base_url,
+        api_key_env=args.api_key_env or defaults.api_key_env,
+        request_seconds=args.request_seconds or defaults.request_seconds,
+        max_retries=defaults.max_retries if args.max_retries is None else args.max_retries,
+    )
+
+
+def _print_usage(stderr: TextIO, embedder: Embedder | None) -> None:
+    """What an API was asked, and the tokens it says it read."""
+    if isinstance(embedder, ApiEmbedder):
+        print(
+            f"usage: {embedder.requests} request(s), {embedder.input_tokens} input token(s) "
+            f"(embedder {embedder.name!r})",
+            file=stderr,
+        )
+
+
+def _embedder(args: argparse.Namespace) -> Embedder | None:
+    """`--embedder` with its endpoint options; refused before any work."""
+    options = _endpoint(args, args.embedder, "--embedder")
+    batch = args.embed_batch or DEFAULT_API_BATCH
+    return load_embedder(args.embedder, options, batch, args.dimensions)
+
+
 def _engine_options(sub: argparse.ArgumentParser) -> None:
     """Where the documents are chunked (explorer/engine_ray.py; README "Running on a cluster")."""
     sub.add_argument(
@@ -497,9 +607,11 @@ def _parser() -> argparse.ArgumentParser:
     ingest.add_argument("--db", type=Path, default=DEFAULT_DB, help=f"default: {DEFAULT_DB}")
     _column_options(ingest, repeatable=False)
     embedder_help = (
-        f"'{DEFAULT_EMBEDDER}' (default: bundled, offline), 'none', or package.module:factory"
+        f"'{DEFAULT_EMBEDDER}' (default: bundled, offline), 'none', openai:MODEL (an "
+        "OpenAI-compatible API) or package.module:factory"
     )
     ingest.add_argument("--embedder", default=DEFAULT_EMBEDDER, help=embedder_help)
+    _endpoint_options(ingest, embeds=True)
     ingest.add_argument("--json", action="store_true", help="print the run as one JSON document")
 
     find = commands.add_parser("search", help="Search one tenant's active chunks, with citations.")
@@ -514,6 +626,7 @@ def _parser() -> argparse.ArgumentParser:
         help="bm25, vector, or hybrid (default: both, fused by reciprocal rank)",
     )
     find.add_argument("--embedder", default=DEFAULT_EMBEDDER, help=embedder_help)
+    _endpoint_options(find, embeds=True)
     find.add_argument("--json", action="store_true", help="print the hits as one JSON document")
 
     served = commands.add_parser(
@@ -580,6 +693,7 @@ def _parser() -> argparse.ArgumentParser:
         help=f"{embedder_help}; what --retriever embedding and hybrid embed with "
         "('none' refuses them)",
     )
+    _endpoint_options(measure, embeds=True)
     measure.add_argument(
         "--vector-cache",
         default=str(DEFAULT_VECTOR_CACHE),
@@ -620,10 +734,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     drafting.add_argument(
         "--generator",
-        metavar="package.module:factory",
-        help="an object with a name and generate(passage) -> question text (e.g. your LLM); "
-        "without it each question's text is empty, to write",
+        metavar="openai:MODEL|package.module:factory",
+        help="a chat model behind an OpenAI-compatible API, or an object with a name and "
+        "generate(passage) -> question text; without it each question's text is empty, "
+        "to write",
     )
+    _endpoint_options(drafting, embeds=False)
 
     maps = with_manifest(
         "chunk-map",
@@ -899,15 +1015,18 @@ def _manifest(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 def _ingest(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     config = _one_config(args, default="heading-aware")
     manifest, load = _load(args, stderr)
-    embedder = load_embedder(args.embedder)  # refused before the index is touched
+    embedder = _embedder(args)  # refused before the index is touched
     with Store(args.db) as store:
-        summary = store.ingest(
-            manifest,
-            load,
-            config,
-            embedder=embedder,
-            on_wait=lambda message: print(message, file=stderr),
-        )
+        try:
+            summary = store.ingest(
+                manifest,
+                load,
+                config,
+                embedder=embedder,
+                on_wait=lambda message: print(message, file=stderr),
+            )
+        finally:
+            _print_usage(stderr, embedder)
         statuses = store.document_statuses(summary.run_id)
     if args.json:
         stdout.write(dump_json(ingest_output(summary, statuses).model_dump(mode="json")))
@@ -915,16 +1034,19 @@ def _ingest(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     print(summary.line(), file=stdout)
     print(summary.vectors_line(), file=stdout)
     for row in statuses:
-        if row.status is ErrorCode.EMBEDDING_FAILED:  # load failures were warned about already
+        if row.status in EMBEDDER_FAILURES:  # load failures were warned about already
             print(f"warning: {row.status}: {row.tenant}/{row.source_id}: {row.detail}", file=stderr)
     return 0
 
 
 def _search(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     mode = SearchMode(args.mode)
-    embedder = None if mode is SearchMode.BM25 else load_embedder(args.embedder)
+    embedder = None if mode is SearchMode.BM25 else _embedder(args)
     with _existing_store(args.db) as store:
-        hits = store.search(args.query, args.tenant, args.k, mode, embedder)
+        try:
+            hits = store.search(args.query, args.tenant, args.k, mode, embedder)
+        finally:
+            _print_usage(stderr, embedder)
     if args.json:
         name = embedder.name if embedder is not None else None
         found = search_output(args.query, args.tenant, mode, name, args.k, hits)
@@ -1072,7 +1194,7 @@ def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             judging,
         )  # fmt: skip
     else:
-        embedder = load_embedder(args.embedder)  # refused before any document is read
+        embedder = _embedder(args)  # refused before any document is read
         assert embedder is not None
         _, load = _load(args, stderr)
         cache = VectorCache.open(args.vector_cache)
@@ -1083,7 +1205,10 @@ def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             )  # fmt: skip
         finally:
             print(cache.said(embedder.name), file=stderr)
+            _print_usage(stderr, embedder)
             cache.close()
+        if isinstance(embedder, ApiEmbedder):
+            evaluation = with_embedder(evaluation, embedder.usage())
     for policy in evaluation["policies"]:
         _print_notes(stderr, policy["name"], policy.get("notes", []))
     if args.out is not None:
@@ -1103,22 +1228,34 @@ def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 def _questions(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """`questions draft`: the only subcommand of `questions`."""
     config = _one_config(args)
-    generator = load_generator(args.generator) if args.generator else None  # before any work
+    spec = args.generator or ""
+    options = _endpoint(args, spec, "--generator")  # all refused before any work
+    asker = api_generator(spec, options, args.seed) if spec.startswith(PREFIX) else None
+    generator = load_generator(spec) if spec and asker is None else None
     _, load = _load(args, stderr)
     documents = _readable(load, config, stderr)
     index = build_index(documents, config, _limits(args))
     texts = {document["source_id"]: document["text"] for document in documents}
     passages = boundary_passages(texts, index["chunks"])
     chosen = choose(passages, args.n, args.seed)
-    drafted = draft_questions(chosen, generator)
+    drafted = draft_asked(chosen, asker) if asker else draft_questions(chosen, generator)
     if len(chosen) < args.n:
         print(
             f"note: {len(passages)} passage(s) cross a boundary of {config.label()}; "
             f"drafting {len(chosen)}",
             file=stderr,
         )
-    _emit(lambda write: write(dump_json(drafted.model_dump()).encode()), args.out, stdout)
-    if generator is None:
+    _emit(lambda write: write(questions_json(drafted).encode()), args.out, stdout)
+    if drafted.draft is not None:
+        report = drafted.draft
+        print(
+            f"drafted: {report.asked} asked, {report.kept} kept, {report.left_out} left out; "
+            f"usage: {asker.endpoint.requests if asker else 0} request(s)",
+            file=stderr,
+        )
+        for left in report.reasons:
+            print(f"note: left out {left.source_id} at {left.start}: {left.reason}", file=stderr)
+    if generator is None and asker is None:
         print(
             f"note: {len(chosen)} question(s) to write: fill in each `question` before evaluate",
             file=stderr,

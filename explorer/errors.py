@@ -53,6 +53,9 @@ class ErrorCode(StrEnum):
     INVALID_BOOTSTRAP = "invalid_bootstrap"
     UNKNOWN_METRIC = "unknown_metric"
     REPORT_FOLDER_MISSING = "report_folder_missing"
+    # An OpenAI-compatible API (explorer/retrieval/endpoint.py)
+    ENDPOINT_UNAUTHORIZED = "endpoint_unauthorized"
+    ENDPOINT_FAILED = "endpoint_failed"
     # Running on a cluster (explorer/engines/ray.py)
     ENGINE_UNAVAILABLE = "engine_unavailable"
     WORKER_LOST = "worker_lost"

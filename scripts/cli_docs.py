@@ -145,6 +145,26 @@ MEANINGS: tuple[tuple[tuple[ErrorCode, ...], str], ...] = (
         "[PDF, Word and HTML](documents.md#a-file-that-cannot-be-read)",
     ),
     (
+        (
+            ErrorCode.INVALID_BUDGET,
+            ErrorCode.INVALID_BOOTSTRAP,
+            ErrorCode.UNKNOWN_METRIC,
+            ErrorCode.REPORT_FOLDER_MISSING,
+        ),
+        "`evaluate`'s deciding options: a `--budget` of 0, negative or unparsable; "
+        "`--bootstrap` below 0 or above 100,000; a `--decide-by` that names no metric; a "
+        "`--report` in a folder that does not exist",
+    ),
+    (
+        (ErrorCode.ENDPOINT_UNAUTHORIZED, ErrorCode.ENDPOINT_FAILED),
+        "an OpenAI-compatible endpoint refused the key (401, 403); answered another 4xx (its "
+        "status and message named), or failed past `--max-retries`",
+    ),
+    (
+        (ErrorCode.INTERRUPTED,),
+        "interrupted (Ctrl-C, or a plug-in raising KeyboardInterrupt): exit 130",
+    ),
+    (
         (ErrorCode.NO_DOCUMENTS, ErrorCode.INVALID_UPLOAD, ErrorCode.IO_ERROR, ErrorCode.USAGE),
         "nothing loaded; a bad upload; a file that cannot be read or written; bad arguments",
     ),

@@ -13,6 +13,8 @@ from explorer import Column, LoadResult
 from explorer.retrieval.drafting import boundary_passages, choose
 from explorer.view.display import markdown_literal, plain_text
 
+from .endpoints import generator_picker, written_question
+
 NOTE = "draft_note"  # what the last draft filled in, shown until the question is added
 COUNT = "draft_count"  # each click draws another passage: the seed
 
@@ -52,11 +54,20 @@ def _fill(texts: dict[str, str], columns: Sequence[Column]) -> None:
     st.session_state["new_question_doc"] = source_id
     st.session_state["new_question_quote"] = passage.text
     st.session_state["new_question_quote_2"] = ""
+    question, problem = written_question(passage)
+    if question is not None:
+        st.session_state["new_question_text"] = question
+    todo = (
+        "Check the question written for it, then add it."
+        if question is not None
+        else "Write the question it answers, then add it."
+    )
+    failed = f" (No question was written: {markdown_literal(problem)}.)" if problem else ""
     st.session_state[NOTE] = (
         f"Filled with a passage of {markdown_literal(source_id)} across the boundary of "
         f"{markdown_literal(name)} at character {passage.boundary:,} ({len(passages):,} cross "
-        "one there; press again for another): no chunk of that column holds it whole. "
-        "Write the question it answers, then add it."
+        f"one there; press again for another): no chunk of that column holds it whole. "
+        f"{todo}{failed}"
     )
 
 
@@ -79,6 +90,7 @@ def draft_button(load: LoadResult, columns: Sequence[Column]) -> None:
         format_func=plain_text,
     )
     places[1].selectbox("in", list(texts), key="draft_doc", format_func=plain_text)
+    generator_picker(places[0])
     places[2].button(
         "Draft from a boundary",
         key="draft_passage",

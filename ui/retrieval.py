@@ -16,7 +16,7 @@ step of one column's size measures only that column again.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache, partial
 from pathlib import Path
@@ -36,6 +36,7 @@ from explorer import (
     parse_manifest,
 )
 from explorer.chunking.imports import ChunkFile
+from explorer.chunking.index import ChunkRecord
 from explorer.digests import digest, sha_bytes
 from explorer.pipeline import ColumnRunner
 from explorer.retrieval.evaluate import (
@@ -62,12 +63,13 @@ from explorer.retrieval.questions import (
     parse_questions,
     place_questions,
 )
-from explorer.retrieval.retrievers import ChunkIndex, RetrieverName, retriever
+from explorer.retrieval.retrievers import ChunkIndex, Embed, RetrieverName, retriever
 from explorer.view.display import count_words, markdown_literal, markdown_rows, plain_text
 from explorer.view.render import RANKED_LEGEND, RANKED_STYLE, render_ranked_view
 
 from .common import QUOTE_HELP, show_error
 from .draft import draft_button
+from .endpoints import WORDLLAMA, embedder_picker, embedding_for, picked_embedder
 from .work import kept_work, questions_download
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -131,6 +133,7 @@ def evaluation_cached(
     retriever: RetrieverName,
     k: int,
     judged: str,
+    embedder: str,
     _load: LoadResult,
     _questions: QuestionSet,
     _columns: Sequence[tuple[str, ChunkConfig]],
@@ -138,10 +141,19 @@ def evaluation_cached(
     _judging: Judging,
 ) -> Evaluation:
     """One evaluation (the sweep's), keyed by the documents', the questions' and the
-    columns' digests (the chunk files' among them), and the budget and decision's."""
-    return evaluate(
-        _load, _questions, _columns, retriever, k, chunk_files=_chunk_files, judging=_judging
-    )
+    columns' digests (the chunk files' among them), the budget and decision's, and the
+    configured embedder's name (`ui.endpoints`)."""
+    with embedding_for(embedder) as embed:
+        return evaluate(
+            _load,
+            _questions,
+            _columns,
+            retriever,
+            k,
+            embed=embed,
+            chunk_files=_chunk_files,
+            judging=_judging,
+        )
 
 
 # Shared, not copied: each is built once per column content (its index_id) and read only.
@@ -155,14 +167,17 @@ def figures_cached(index_id: str, _column: Column) -> ColumnFigures:
                    ttl=CACHE_TTL)  # fmt: skip
 def retriever_index_cached(
     index_id: str, retriever_name: RetrieverName, _column: Column
-) -> ChunkIndex:
+) -> ChunkIndex:  # the bundled embedder's; an endpoint's index is built per evaluation
     """The retriever's index of one column's chunks (BM25's postings, or the vectors)."""
     return retriever(retriever_name).index([c["text"] for c in _column.index["chunks"]])
 
 
 @st.cache_resource(show_spinner=False, max_entries=48, ttl=CACHE_TTL)
-def measured_cached(index_id: str, retriever_name: RetrieverName, k: int, budget: str) -> Measured:
-    """Each question's figures in one column, by retriever, k and budget, as measured."""
+def measured_cached(
+    index_id: str, retriever_name: RetrieverName, embedder: str, k: int, budget: str
+) -> Measured:
+    """Each question's figures in one column, by retriever, embedder, k and budget, as
+    measured."""
     return {}
 
 
@@ -173,31 +188,46 @@ def evaluate_columns(
     retriever_name: RetrieverName,
     k: int,
     judging: Judging,
+    embedder: str = WORDLLAMA,
 ) -> Evaluation:
     """The page's columns measured as `evaluate` measures them, ranking only the questions
-    not yet measured in a column (`measure_column`), then judged."""
+    not yet measured in a column (`measure_column`), then judged. A configured endpoint's
+    retriever index lives only as long as its client (`embedding_for`)."""
     texts = {d["source_id"]: d["text"] for d in load.documents}
     placed = place_questions(questions, texts)
     policies = []
-    for column in columns:
-        index_id = column.result["index_id"]
-        chunks = column.index["chunks"]
-        results = measure_column(
-            chunks,
-            placed,
-            partial(retriever_index_cached, index_id, retriever_name, column),
-            figures_cached(index_id, column),
-            k,
-            judging.budget,
-            measured_cached(index_id, retriever_name, k, digest(judging.budget)),
-        )
-        chars = sum(c["end"] - c["start"] for c in chunks)
-        policies.append(
-            policy_evaluation(
-                column.name, column.index["config"], index_id, results, len(chunks), chars
+    bundled = retriever_name == "bm25" or embedder == WORDLLAMA
+    with embedding_for("" if bundled else embedder) as embed:
+        for column in columns:
+            index_id = column.result["index_id"]
+            chunks = column.index["chunks"]
+            index: Callable[[], ChunkIndex] = (
+                partial(retriever_index_cached, index_id, retriever_name, column)
+                if bundled
+                else partial(_index_with, retriever_name, embed, chunks)
             )
-        )
+            results = measure_column(
+                chunks,
+                placed,
+                index,
+                figures_cached(index_id, column),
+                k,
+                judging.budget,
+                measured_cached(index_id, retriever_name, embedder, k, digest(judging.budget)),
+            )
+            chars = sum(c["end"] - c["start"] for c in chunks)
+            policies.append(
+                policy_evaluation(
+                    column.name, column.index["config"], index_id, results, len(chunks), chars
+                )
+            )
     return evaluation_of(retriever_name, k, policies, judging)
+
+
+def _index_with(
+    retriever_name: RetrieverName, embed: Embed | None, chunks: Sequence[ChunkRecord]
+) -> ChunkIndex:
+    return retriever(retriever_name, embed).index([c["text"] for c in chunks])
 
 
 @st.cache_data(show_spinner="Drawing…", max_entries=8, ttl=CACHE_TTL)
@@ -228,8 +258,20 @@ def evaluate_here(
     asked = digest(questions.model_dump(mode="json", exclude_none=True))
     shown = columns_digest(columns, chunk_files)
     judged = digest([judging.budget, judging.resamples, judging.seed, judging.decide_by])
+    embedder = picked_embedder() if retriever != "bm25" else WORDLLAMA
     return evaluation_cached(
-        key, asked, shown, retriever, k, judged, load, questions, columns, chunk_files, judging
+        key,
+        asked,
+        shown,
+        retriever,
+        k,
+        judged,
+        embedder,
+        load,
+        questions,
+        columns,
+        chunk_files,
+        judging,
     )
 
 
@@ -670,6 +712,7 @@ def retrieval_page(
     retriever = places[2].radio("Retriever", retrievers, key="retriever", help=RETRIEVER_HELP)
     if retriever is None:  # a radio with options always has a value
         retriever = retrievers[0]
+    embedder_picker(places[2])
     judging = judging_controls()
     depth = BUDGET_K if judging.budget is not None else k  # a budget walks the top 100
     questions = with_added(file, added)
@@ -688,7 +731,10 @@ def retrieval_page(
             shown = explore(load, manifest.span_checks, settings, run=run).columns
             largest = max(shown, key=lambda c: c.result["chunk_count"])
             require_search_bound(questions, largest.result["chunk_count"], largest.name)
-            evaluation = evaluate_columns(shown, load, questions, retriever, depth, judging)
+            embedder = picked_embedder() if retriever != "bm25" else WORDLLAMA
+            evaluation = evaluate_columns(
+                shown, load, questions, retriever, depth, judging, embedder
+            )
         except ExplorerError as error:
             show_error(error)
             evaluation = None  # refused: no scoreboard, no sweep

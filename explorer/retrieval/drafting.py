@@ -4,11 +4,13 @@ The seeds' review asks to "measure retrieval on questions spanning chunk boundar
 question whose answer is the sentence before a boundary and the sentence after it,
 inside one section, is the question a policy that cuts there answers worst. Each such
 passage becomes a question whose reference is the passage (its quote at its offsets);
-its text is a generator's (a wrapper around your LLM), or empty for you to write.
+its text is a generator's (a wrapper around your LLM, or a chat model behind an
+OpenAI-compatible API asked with `PROMPT`), or empty for you to write.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -20,7 +22,16 @@ from ..chunking.index import ChunkRecord
 from ..digests import digest
 from ..errors import ErrorCode, ExplorerError
 from ..plugins import load_plugin
-from .questions import MAX_QUESTION_CHARS, MAX_QUESTIONS, Question, QuestionSet, Reference
+from .endpoint import PREFIX, BadAnswer, Endpoint, EndpointError, EndpointOptions, model_of
+from .questions import (
+    MAX_QUESTION_CHARS,
+    MAX_QUESTIONS,
+    DraftReport,
+    LeftOut,
+    Question,
+    QuestionSet,
+    Reference,
+)
 
 T = TypeVar("T")
 DEFAULT_DRAFTS = 10
@@ -153,23 +164,190 @@ def load_generator(spec: str) -> Generator:
     raise ExplorerError(ErrorCode.INVALID_GENERATOR, f"{spec} made an object without {problem}")
 
 
-def draft_questions(passages: Sequence[Passage], generator: Generator | None) -> QuestionSet:
-    """A questions file whose references are the passages (each quote at its offsets);
-    each question's text is the generator's, or empty (`evaluate` then refuses the
-    file, naming the questions still to write)."""
+SYSTEM = "You write questions for testing a search engine. You answer with JSON only."
+PROMPT = """\
+A chunk boundary cuts the passage below in two: the text between <before> and </before> \
+ends one chunk of a document, the text between <after> and </after> begins the next.
+
+<before>
+{before}
+</before>
+<after>
+{after}
+</after>
+
+Write one question that a reader can answer only with what both sides say together: \
+the answer needs the text before the boundary and the text after it. Use your own \
+words: do not copy 12 or more words in a row from the passage. At most 500 characters.
+
+Answer with JSON only, in this shape: {{"question": "..."}}"""
+MAX_ASKED_CHARS = 500  # a question the API writes, at most
+COPIED_WORDS = 12  # consecutive words of the passage a question may not copy
+ASKS = 3  # a question is asked, and re-asked at most twice
+_WORDS = re.compile(r"\w+")
+
+
+def prompt(passage: Passage) -> str:
+    """The user message for `passage`: both sides of its boundary, marked."""
+    cut = passage.boundary - passage.start
+    return PROMPT.format(before=passage.text[:cut].strip(), after=passage.text[cut:].strip())
+
+
+class ApiGenerator:
+    """A chat model behind an OpenAI-compatible API (`POST /chat/completions`), asked with
+    `SYSTEM` and `prompt`, at temperature 0 with a seed (dropped if the server refuses
+    it)."""
+
+    def __init__(self, model: str, options: EndpointOptions, seed: int) -> None:
+        self.endpoint = Endpoint(options, ErrorCode.INVALID_GENERATOR)
+        self.model = model
+        self.name = f"{PREFIX}{self.endpoint.host}/{model}"
+        self.seed: int | None = seed
+
+    def ask(self, passage: Passage, attempt: int) -> str:
+        """The question of the answer to attempt `attempt` (0, 1, 2), one line; `BadAnswer`
+        when the answer is not `{"question": text}`."""
+        payload: dict[str, object] = {
+            "model": self.model,
+            "messages": [
+                {"role": "system", "content": SYSTEM},
+                {"role": "user", "content": prompt(passage)},
+            ],
+            "temperature": 0,
+        }
+        if self.seed is not None:
+            payload["seed"] = self.seed + attempt
+        try:
+            answer = self.endpoint.post("/chat/completions", payload)
+        except EndpointError as error:
+            if self.seed is None or error.status not in (400, 422) or "seed" not in error.detail:
+                raise
+            self.seed = None  # the server takes no seed: ask without
+            return self.ask(passage, attempt)
+        return _question_of(answer)
+
+
+def _question_of(answer: object) -> str:
+    choices = answer.get("choices") if isinstance(answer, dict) else None
+    first = choices[0] if isinstance(choices, list) and choices else None
+    message = first.get("message") if isinstance(first, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, str):
+        raise BadAnswer("an answer that is not the API's shape (no choices[0].message.content)")
+    body = content[content.find("{") : content.rfind("}") + 1]  # inside a code fence too
+    try:
+        parsed = json.loads(body) if body else None
+    except ValueError:
+        parsed = None
+    question = parsed.get("question") if isinstance(parsed, dict) else None
+    if not isinstance(question, str):
+        raise BadAnswer('a message that is not JSON {"question": …}')
+    return " ".join(question.split())
+
+
+def fault(question: str, passage: Passage, kept: set[str]) -> str | None:
+    """Why a drafted question cannot be kept, or None: it must be 1 to 500 printable
+    characters, copy no 12 consecutive words of its passage, and differ from those
+    `kept` (compared case-folded, white space made single)."""
+    if not 0 < len(question) <= MAX_ASKED_CHARS or not question.isprintable():
+        return f"{len(question):,} characters; a question is 1 to {MAX_ASKED_CHARS} printable"
+    if _runs(question.casefold()) & _runs(passage.text.casefold()):
+        return f"it copies {COPIED_WORDS} consecutive words of the passage"
+    if question.casefold() in kept:
+        return "the same as another question"
+    return None
+
+
+def _runs(text: str) -> set[tuple[str, ...]]:
+    words = _WORDS.findall(text)
+    return {tuple(words[i : i + COPIED_WORDS]) for i in range(len(words) - COPIED_WORDS + 1)}
+
+
+def api_generator(spec: str, options: EndpointOptions, seed: int) -> ApiGenerator:
+    """`openai:MODEL` with its endpoint; refused (`invalid_generator`) before any work."""
+    return ApiGenerator(model_of(spec, ErrorCode.INVALID_GENERATOR, "--generator"), options, seed)
+
+
+def ask_checked(
+    generator: ApiGenerator, passage: Passage, kept: set[str]
+) -> tuple[str | None, str]:
+    """The first of at most `ASKS` answers that `fault` finds nothing wrong with, or None
+    and what was wrong with the last (the key masked)."""
+    problem = ""
+    for attempt in range(ASKS):
+        try:
+            question = generator.ask(passage, attempt)
+        except BadAnswer as error:
+            problem = f"the server answered with {error}"
+            continue
+        problem = fault(question, passage, kept) or ""
+        if not problem:
+            return question, ""
+    return None, generator.endpoint.masked(problem)
+
+
+def draft_asked(passages: Sequence[Passage], generator: ApiGenerator) -> QuestionSet:
+    """`draft_questions` with the API's questions, each checked (`fault`) and asked at
+    most `ASKS` times, then left out: the file's `draft` says how many were asked, kept
+    and left out, and why. `generation_failed` when none is kept."""
+    require_passages(passages)
+    questions: list[Question] = []
+    reasons: list[LeftOut] = []
+    kept: set[str] = set()
+    for passage in passages[:MAX_QUESTIONS]:
+        question, problem = ask_checked(generator, passage, kept)
+        if question is not None:
+            kept.add(question.casefold())
+            questions.append(_question(passage, question))
+        else:
+            reasons.append(LeftOut(**_place(passage), reason=problem))
+    report = DraftReport(
+        generator=generator.name,
+        asked=len(passages[:MAX_QUESTIONS]),
+        kept=len(questions),
+        left_out=len(reasons),
+        reasons=reasons,
+    )
+    if not questions:
+        why = reasons[0].reason if reasons else "no passage"
+        raise ExplorerError(
+            ErrorCode.GENERATION_FAILED,
+            f"{generator.name!r} wrote no question that could be kept ({report.left_out} "
+            f"left out; the first because: {why})",
+        )
+    return QuestionSet(questions_version=1, questions=questions, draft=report)
+
+
+def _place(passage: Passage) -> dict[str, str | int]:
+    return {"source_id": passage.source_id, "start": passage.start, "end": passage.end}
+
+
+def _question(passage: Passage, text: str) -> Question:
+    """The question whose reference is `passage` (its quote at its offsets)."""
+    return Question(
+        id="q-" + digest(_place(passage))[:12],
+        question=text,
+        source_id=passage.source_id,
+        references=[Reference(quote=passage.text, start=passage.start, end=passage.end)],
+    )
+
+
+def require_passages(passages: Sequence[Passage]) -> None:
     if not passages:
         raise ExplorerError(
             ErrorCode.NO_DOCUMENTS,
             "no two chunks of one section meet in these documents, so no passage crosses a "
             "boundary: choose a smaller size",
         )
+
+
+def draft_questions(passages: Sequence[Passage], generator: Generator | None) -> QuestionSet:
+    """A questions file whose references are the passages (each quote at its offsets);
+    each question's text is the generator's, or empty (`evaluate` then refuses the
+    file, naming the questions still to write)."""
+    require_passages(passages)
     questions = [
-        Question(
-            id="q-" + digest({"source_id": p.source_id, "start": p.start, "end": p.end})[:12],
-            question=_written(generator, p, number) if generator else "",
-            source_id=p.source_id,
-            references=[Reference(quote=p.text, start=p.start, end=p.end)],
-        )
+        _question(p, _written(generator, p, number) if generator else "")
         for number, p in enumerate(passages[:MAX_QUESTIONS], 1)
     ]
     return QuestionSet(questions_version=1, questions=questions)

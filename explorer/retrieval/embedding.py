@@ -4,8 +4,9 @@ An embedder is any object with a `name` (the vector cache's key: change it when 
 vectors would change), a `dimensions` and `embed(list[str]) -> array` of shape
 (len(texts), dimensions); it may say how many texts it takes per call (`batch_size`).
 The default is WordLlama, whose weights and tokenizer ship inside its wheel and are
-loaded from there: nothing is fetched. `--embedder package.module:factory` plugs in
-anything else (OpenAI, sentence-transformers, …), `--embedder none` embeds nothing.
+loaded from there: nothing is fetched. `--embedder openai:MODEL` embeds with a model
+behind an OpenAI-compatible API (`endpoint`), `--embedder package.module:factory` plugs
+in anything else (sentence-transformers, …), `--embedder none` embeds nothing.
 """
 
 from __future__ import annotations
@@ -15,8 +16,12 @@ import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from typing_extensions import TypedDict
+
 from ..errors import ErrorCode, ExplorerError
+from ..models import strict_shape
 from ..plugins import load_plugin
+from .endpoint import PREFIX, BadAnswer, Endpoint, EndpointOptions, model_of
 
 if TYPE_CHECKING:  # numpy is imported where vectors are made: most commands make none
     import numpy as np
@@ -27,9 +32,14 @@ if TYPE_CHECKING:  # numpy is imported where vectors are made: most commands mak
 DEFAULT_EMBEDDER = "wordllama"
 NO_EMBEDDER = "none"
 DEFAULT_BATCH = 64
+DEFAULT_API_BATCH = 256  # inputs a request to an API (`--embed-batch`)
 MAX_BATCH = 1024
 MAX_DIMENSIONS = 4096
 MAX_NAME_CHARS = 200
+# What an embedder's failure is: its answer (`embedding_failed`) or its API's refusal.
+EMBEDDER_FAILURES = frozenset(
+    {ErrorCode.EMBEDDING_FAILED, ErrorCode.ENDPOINT_FAILED, ErrorCode.ENDPOINT_UNAUTHORIZED}
+)
 
 
 @runtime_checkable
@@ -89,13 +99,135 @@ def wordllama() -> WordLlamaEmbedder:
     return WordLlamaEmbedder()
 
 
-def load_embedder(spec: str) -> Embedder | None:
-    """`wordllama`, `none` (None: no embedding stage) or `package.module:factory`, whose
-    factory is called without arguments; refused (`invalid_embedder`) before any work."""
+@strict_shape
+class EmbedderUsage(TypedDict):
+    """What an API embedded a run with (the evaluation file's `embedder`): its `name` (the
+    vector cache's key), `model`, `dimensions`, the HTTP `requests` sent (retries
+    included; 0 when every vector was cached) and the `input_tokens` it reported."""
+
+    name: str
+    model: str
+    dimensions: int
+    requests: int
+    input_tokens: int
+
+
+class ApiEmbedder:
+    """A model behind an OpenAI-compatible API: `POST /embeddings`, `batch_size` inputs a
+    request. Its name, the vector cache's key, is the API, the base URL's host, the model
+    and the dimensions asked for (never the key). Without `dimensions` asked for, they
+    are learnt from the first answer (or, by `learn`, from the vectors cached under its
+    name) and every later answer must have as many. Counts the requests it sent and the
+    input tokens the server reported."""
+
+    def __init__(
+        self, model: str, options: EndpointOptions, batch: int, dimensions: int | None
+    ) -> None:
+        self.endpoint = Endpoint(options, ErrorCode.INVALID_EMBEDDER)
+        self.model = model
+        self.batch_size = batch
+        self.asked = dimensions
+        self.dimensions = dimensions or 0
+        asked = f"/{dimensions}" if dimensions else ""
+        self.name = f"{PREFIX}{self.endpoint.host}/{model}{asked}"
+        self.input_tokens = 0
+
+    @property
+    def requests(self) -> int:
+        return self.endpoint.requests
+
+    def usage(self) -> EmbedderUsage:
+        return {
+            "name": self.name,
+            "model": self.model,
+            "dimensions": self.dimensions,
+            "requests": self.requests,
+            "input_tokens": self.input_tokens,
+        }
+
+    def learn(self, dimensions: int) -> None:
+        if not self.dimensions:
+            self.dimensions = dimensions
+
+    def embed(self, texts: list[str]) -> Any:
+        payload: dict[str, object] = {"model": self.model, "input": texts}
+        if self.asked:
+            payload["dimensions"] = self.asked
+        try:
+            rows = self._rows(self.endpoint.post("/embeddings", payload), len(texts))
+        except BadAnswer as error:
+            raise ExplorerError(
+                ErrorCode.EMBEDDING_FAILED, f"{self.endpoint.host} answered with {error}"
+            ) from None
+        self.learn(rows.shape[1])
+        return rows
+
+    def _rows(self, answer: Any, count: int) -> Vectors:
+        """The answer's vectors in input order, each of `dimensions` finite numbers."""
+        import numpy as np
+
+        data = answer.get("data") if isinstance(answer, dict) else None
+        if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
+            raise BadAnswer("a body that is not the API's shape (no list 'data' of objects)")
+        if len(data) != count:
+            raise BadAnswer(f"{len(data)} vectors for {count} inputs")
+        indexes = [item.get("index", number) for number, item in enumerate(data)]
+        if sorted(indexes) != list(range(count)):
+            raise BadAnswer("indexes that are not 0 to the number of inputs less one")
+        rows = [item.get("embedding") for item in data]
+        if not all(isinstance(row, list) and row for row in rows):
+            raise BadAnswer("an 'embedding' that is not a list of numbers")
+        expected = self.dimensions or len(rows[0])
+        changed = next((len(row) for row in rows if len(row) != expected), None)
+        if changed is not None and self.asked:
+            raise BadAnswer(f"{changed} dimensions, not the {self.asked} asked for")
+        if changed is not None:
+            raise BadAnswer(f"dimensions that change ({changed} after {expected})")
+        try:
+            array = np.array(rows, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise BadAnswer("an 'embedding' that is not a list of numbers") from None
+        if not np.isfinite(array).all():
+            raise BadAnswer("a NaN or infinite value")
+        usage = answer.get("usage")
+        tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+        if type(tokens) is int and tokens >= 0:
+            self.input_tokens += tokens
+        ordered: Vectors = array[np.argsort(indexes)].astype(np.float32)
+        return ordered
+
+
+def api_embedder(
+    spec: str,
+    options: EndpointOptions,
+    batch: int = DEFAULT_API_BATCH,
+    dimensions: int | None = None,
+) -> ApiEmbedder:
+    """`openai:MODEL` with its endpoint; refused (`invalid_embedder`) before any work."""
+    model = model_of(spec, ErrorCode.INVALID_EMBEDDER, "--embedder")
+    if not 0 < batch <= MAX_BATCH or not 0 < (dimensions or 1) <= MAX_DIMENSIONS:
+        raise ExplorerError(
+            ErrorCode.INVALID_EMBEDDER,
+            f"--embed-batch is 1 to {MAX_BATCH}, --dimensions 1 to {MAX_DIMENSIONS}",
+        )
+    return ApiEmbedder(model, options, batch, dimensions)
+
+
+def load_embedder(
+    spec: str,
+    options: EndpointOptions | None = None,
+    batch: int = DEFAULT_API_BATCH,
+    dimensions: int | None = None,
+) -> Embedder | None:
+    """`wordllama`, `none` (None: no embedding stage), `openai:MODEL` (with `options`,
+    `batch` and `dimensions`) or `package.module:factory`, whose factory is called
+    without arguments; refused (`invalid_embedder`) before any work."""
     if spec == NO_EMBEDDER:
         return None
     if spec == DEFAULT_EMBEDDER:
         return wordllama()
+    if spec.startswith(PREFIX):
+        return api_embedder(spec, options or EndpointOptions(), batch, dimensions)
     embedder = load_plugin(
         spec, ErrorCode.INVALID_EMBEDDER, "--embedder", f"'{DEFAULT_EMBEDDER}', '{NO_EMBEDDER}'"
     )
@@ -130,11 +262,13 @@ def batch_size(embedder: object) -> int:
 def embed_texts(embedder: Embedder, texts: list[str]) -> Vectors:
     """One call: unit-length float32 rows, one per text. An embedder that raises or
     answers with the wrong shape, a non-finite number or an all-zero vector is
-    `embedding_failed`."""
+    `embedding_failed`; an API's refusal keeps its code (`EMBEDDER_FAILURES`)."""
     import numpy as np
 
     try:
         raw = embedder.embed(list(texts))
+    except ExplorerError:  # ours (`openai:`): its own code
+        raise
     except Exception as error:  # a user's embedder: any failure is recorded, not raised
         raise ExplorerError(
             ErrorCode.EMBEDDING_FAILED, f"it raised {type(error).__name__}: {error}"

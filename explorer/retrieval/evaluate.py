@@ -39,6 +39,7 @@ from .decide import (
     decide,
     require_resamples,
 )
+from .embedding import EMBEDDER_FAILURES, EmbedderUsage
 from .metrics import Coverage, DocumentChunks, ndcg, reciprocal_rank, score
 from .questions import PlacedQuestion, QuestionSet, place_questions, require_written
 from .retrievers import (
@@ -210,6 +211,7 @@ class Evaluation(TypedDict):
     policies: list[PolicyEvaluation]
     comparisons: list[Comparison]
     decision: Decision | None
+    embedder: NotRequired[EmbedderUsage]  # an API's (`--embedder openai:MODEL`)
 
 
 EVALUATION = TypeAdapter(Evaluation)
@@ -521,7 +523,7 @@ def _policy(
     try:
         results = evaluate_chunks(chunks, placed, search, k, limits, budget)
     except ExplorerError as error:
-        if error.code is not ErrorCode.EMBEDDING_FAILED:
+        if error.code not in EMBEDDER_FAILURES:
             raise
         raise ExplorerError(error.code, f"column {name!r}: {error.detail}") from None
     chars = sum(c["end"] - c["start"] for c in chunks)
@@ -651,6 +653,11 @@ def evaluation_of(
         "decision": decision,
     }
     return EVALUATION.validate_python(evaluation)
+
+
+def with_embedder(evaluation: Evaluation, usage: EmbedderUsage) -> Evaluation:
+    """The evaluation file, saying what embedded it."""
+    return EVALUATION.validate_python({**evaluation, "embedder": usage})
 
 
 MAX_SWEEP_SIZES = 100

@@ -17,6 +17,7 @@ from ..digests import digest
 from ..errors import ErrorCode, ExplorerError
 from ..jsonio import dump_json, parse_json, require_counts
 from ..models import (
+    Count,
     NoNullModel,
     PlainText,
     StrictModel,
@@ -77,11 +78,34 @@ class Question(StrictModel):
     references: list[Reference] = Field(min_length=1, max_length=MAX_REFERENCES)
 
 
-class QuestionSet(StrictModel):
-    """A questions file (`questions_version` 1)."""
+class LeftOut(StrictModel):
+    """A passage drafted from whose question was left out, and why (the last answer's
+    fault)."""
+
+    source_id: PlainText
+    start: Count
+    end: Count
+    reason: Annotated[PlainText, Field(max_length=MAX_QUESTION_CHARS)]
+
+
+class DraftReport(StrictModel):
+    """How a questions file was drafted by a model behind an API (`questions draft
+    --generator openai:MODEL`): questions `asked` (one a passage), `kept` and
+    `left_out` (each re-asked twice, then left out), and why each was left out."""
+
+    generator: PlainText
+    asked: Count
+    kept: Count
+    left_out: Count
+    reasons: list[LeftOut] = Field(max_length=MAX_QUESTIONS)
+
+
+class QuestionSet(NoNullModel):
+    """A questions file (`questions_version` 1); a drafted one may say how (`draft`)."""
 
     questions_version: VersionOne
     questions: list[Question] = Field(min_length=1, max_length=MAX_QUESTIONS)
+    draft: DraftReport | None = None
 
     @model_validator(mode="after")
     def _unique_ids(self) -> QuestionSet:

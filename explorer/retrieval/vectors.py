@@ -91,17 +91,26 @@ def embed_missing(
 ) -> int:
     """Embed the `texts` (by SHA-256) the cache lacks, batch by batch, each batch
     committed; how many were computed. `embedding_failed` (saying how far it got) if the
-    embedder raises or misanswers. `shown_before` cached vectors are counted as computed
+    embedder raises or misanswers; an API's refusal keeps its code. An embedder whose
+    dimensions are still unknown (`openai:` without `--dimensions`) learns them from the
+    vectors cached under its name. `shown_before` cached vectors are counted as computed
     in what it says (the store's view for a tenant that did not bring them)."""
     have = cached(db, embedder.name, list(texts))
     missing = [digest for digest in texts if digest not in have]
+    learn = getattr(embedder, "learn", None)
+    if not embedder.dimensions and callable(learn):  # dimensions not asked for: as cached
+        size = db.execute(
+            "SELECT length(vector) FROM vectors WHERE embedder = ? LIMIT 1", (embedder.name,)
+        ).fetchone()
+        if size is not None:
+            learn(size[0] // 4)
     done = shown_before
     for part in slices(missing, batch_size(embedder)):
         try:
             vectors = embed_texts(embedder, [texts[digest] for digest in part])
         except ExplorerError as error:
             raise ExplorerError(
-                ErrorCode.EMBEDDING_FAILED,
+                error.code,
                 f"the embedder {embedder.name!r} failed after {done} of "
                 f"{len(missing) + shown_before} new vectors ({len(texts)} texts): {error.detail}",
             ) from None

@@ -19,7 +19,7 @@ from ..chunking.index import ChunkRecord, document_chunks
 from ..digests import sha
 from ..errors import ErrorCode, ExplorerError
 from ..models import StrictModel
-from ..retrieval.embedding import Embedder
+from ..retrieval.embedding import EMBEDDER_FAILURES, Embedder
 from ..retrieval.vectors import transaction
 from ..sources.documents import DocumentRecord, revision_of
 from .embed import ORPHAN_VECTORS_KEPT, Embedded, drop_orphans, embed_chunks, vectors_verified
@@ -262,7 +262,7 @@ def _write(
             seen_by = tenant if plan.private else None
             embedded = embed_chunks(db, embedder, chunks, on_batch, seen_by, version_id)
         except ExplorerError as error:
-            if error.code is not ErrorCode.EMBEDDING_FAILED:
+            if error.code not in EMBEDDER_FAILURES:
                 raise
             _fail(db, run_id, step, version_id, error)
             return False, Embedded(progress[0], 0)
