@@ -91,19 +91,12 @@ def embed_missing(
 ) -> int:
     """Embed the `texts` (by SHA-256) the cache lacks, batch by batch, each batch
     committed; how many were computed. `embedding_failed` (saying how far it got) if the
-    embedder raises or misanswers; an API's refusal keeps its code. An embedder whose
-    dimensions are still unknown (`openai:` without `--dimensions`) learns them from the
-    vectors cached under its name. `shown_before` cached vectors are counted as computed
+    embedder raises or misanswers; an API's refusal keeps its code (`learn_dimensions`
+    first). `shown_before` cached vectors are counted as computed
     in what it says (the store's view for a tenant that did not bring them)."""
     have = cached(db, embedder.name, list(texts))
     missing = [digest for digest in texts if digest not in have]
-    learn = getattr(embedder, "learn", None)
-    if not embedder.dimensions and callable(learn):  # dimensions not asked for: as cached
-        size = db.execute(
-            "SELECT length(vector) FROM vectors WHERE embedder = ? LIMIT 1", (embedder.name,)
-        ).fetchone()
-        if size is not None:
-            learn(size[0] // 4)
+    learn_dimensions(db, embedder)
     done = shown_before
     for part in slices(missing, batch_size(embedder)):
         try:
@@ -122,6 +115,18 @@ def embed_missing(
         done += len(part)
         on_batch(done)
     return len(missing)
+
+
+def learn_dimensions(db: sqlite3.Connection, embedder: Embedder) -> None:
+    """An embedder whose dimensions are still unknown (`openai:` without `--dimensions`)
+    learns them from the vectors cached under its name, before any is read or checked."""
+    learn = getattr(embedder, "learn", None)
+    if not embedder.dimensions and callable(learn):
+        size = db.execute(
+            "SELECT length(vector) FROM vectors WHERE embedder = ? LIMIT 1", (embedder.name,)
+        ).fetchone()
+        if size is not None:
+            learn(size[0] // 4)
 
 
 def _vectors_of(db: sqlite3.Connection, embedder: Embedder, digests: Sequence[str]) -> Vectors:
@@ -225,6 +230,7 @@ class VectorCache:
         digests = [sha(text) for text in texts]
         unique = dict(zip(digests, texts, strict=True))
         try:
+            learn_dimensions(self.db, embedder)
             self.replaced += drop_unusable(self.db, embedder, list(unique))
             computed = embed_missing(self.db, embedder, unique)
             vectors = _vectors_of(self.db, embedder, digests)
