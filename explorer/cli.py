@@ -32,9 +32,11 @@ from .chunking.config import (
     ParameterValue,
     loading_grammar,
 )
+from .chunking.export import EXPORT_FORMATS
 from .chunking.imports import MAX_CHUNK_FILE_BYTES, ChunkFile, place
 from .chunking.index import build_index, readable, write_index
 from .chunking.policies import LIBRARY_POLICIES, POLICIES, make_config
+from .chunking.snippet import snippet, snippet_refusal
 from .errors import ErrorCode, ExplorerError, io_error
 from .grammars import GRAMMARS
 from .jsonio import dump_json, json_or_text
@@ -48,7 +50,7 @@ from .limits import (
     MAX_SPAN_CHECK_WORK_LIMIT,
     Limits,
 )
-from .pipeline import Settings, explore, write_comparison
+from .pipeline import Settings, explore, write_comparison, write_export
 from .retrieval.drafting import (
     DEFAULT_DRAFTS,
     boundary_passages,
@@ -602,6 +604,27 @@ def _parser() -> argparse.ArgumentParser:
     _question_options(differ, required=False, embedder_help=embedder_help)
     differ.add_argument("--json", action="store_true", help="print the diff as JSON, not a summary")
 
+    out = with_manifest(
+        "export",
+        "One column's chunks for another framework, one JSON object per line (LangChain "
+        "Documents, LlamaIndex TextNodes or the explorer's chunk records), or --snippet: "
+        "Python that cuts a text as the column does.",
+    )
+    _column_options(out, repeatable=False)
+    _chunk_options(out)
+    out.add_argument(
+        "--format",
+        choices=EXPORT_FORMATS,
+        help="langchain ({page_content, metadata}), llamaindex ({id_, text, start_char_idx, "
+        "end_char_idx, metadata}) or jsonl (the explorer's chunk record and its metadata)",
+    )
+    out.add_argument(
+        "--snippet",
+        action="store_true",
+        help="print Python defining chunk(text: str) -> list[str] that reproduces the column "
+        "(a library's own call, or the explorer's for our policies) instead",
+    )
+
     maps = with_manifest(
         "chunk-map",
         "Write each document's chunk map (no content), or --check one; exit 1 if refused.",
@@ -1019,6 +1042,37 @@ def _measure(
         cache.close()
 
 
+def _export(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """The chunks to --out (else standard output) as they are cut, or --snippet."""
+    configs, chunk_files = _configs(args), _chunk_files(args)
+    if len(configs) + len(chunk_files) != 1:
+        raise ExplorerError(
+            ErrorCode.USAGE,
+            "export takes one column (--policy … or --chunks NAME=FILE), not "
+            f"{len(configs) + len(chunk_files)}",
+        )
+    settings = Settings(tuple(configs), chunk_files)
+    if args.snippet:
+        if args.format is not None:
+            raise ExplorerError(ErrorCode.USAGE, "give --format or --snippet, not both")
+        if chunk_files:  # refused before anything is read
+            raise snippet_refusal(chunk_files[0].name)
+        stdout.write(snippet(settings.names[0], configs[0]))
+        return 0
+    if args.format is None:
+        raise ExplorerError(
+            ErrorCode.USAGE, "export needs --format langchain|llamaindex|jsonl, or --snippet"
+        )
+    _, load = _load(args, stderr)
+    notes = partial(_print_notes, stderr)
+    _emit(
+        partial(write_export, load, settings, args.format, limits=_limits(args), notes=notes),
+        args.out,
+        stdout,
+    )
+    return 0
+
+
 def _diff(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """JSON to --out and, with --json, to standard output; else a summary there."""
     configs, chunk_files = _configs(args), _chunk_files(args)
@@ -1150,6 +1204,7 @@ HANDLERS: dict[str, Handler] = {
     "documents": _documents,
     "evaluate": _evaluate,
     "diff": _diff,
+    "export": _export,
     "questions": _questions,
 }
 
