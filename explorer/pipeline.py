@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import groupby
 
 import orjson
 
@@ -575,6 +576,17 @@ def write_export(
 
     write_index(documents, config, lambda _: None, lines, limits, given)
     return summary
+
+
+def export_column(column: Column, shape: ExportFormat) -> bytes:
+    """`write_export`'s bytes of a column already built (the app's), its chunks grouped
+    by document in the index's order."""
+    documents = {document["source_id"]: document for document in column.index["documents"]}
+    index_id = column.index["index_id"]
+    return b"".join(
+        export_lines(shape, documents[source_id], list(chunks), column.config, index_id)
+        for source_id, chunks in groupby(column.index["chunks"], key=lambda c: c["source_id"])
+    )
 
 
 def write_comparison(

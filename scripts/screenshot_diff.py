@@ -1,0 +1,70 @@
+"""Start the app on fixtures/markdown-docs with heading-aware 220 (markdown grammar) and
+langchain-recursive 800, open a document, and save a screenshot of *Diff two columns*:
+the pickers, the diff view and the questions that flip.
+
+PYTHONPATH=. .venv/bin/python scripts/screenshot_diff.py [OUT.png] [WIDTH] [DOCUMENT]
+(defaults: docs/screenshot-diff.png, 1680, rust-book/ch08-02-strings; look at it before
+you commit it)
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from tests.appserver import ROOT, app_page, grow_to_content, settle
+from tests.test_browser import SIDEBAR_UPLOAD, wait_idle
+
+QUERY = "?columns=heading-aware:220&langchain-recursive=800&grammar=markdown"
+
+
+def fixture_zip(folder: Path, target: Path) -> Path:
+    """The fixture's manifest and documents in one .zip, as a person would drop them."""
+    with zipfile.ZipFile(target, "w") as bundle:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and path.suffix in (".md", ".json") and path.name != "questions.json":
+                bundle.write(path, path.relative_to(folder).as_posix())
+    return target
+
+
+def main(argv: list[str]) -> int:
+    target = Path(argv[0]) if argv else ROOT / "docs" / "screenshot-diff.png"
+    width = int(argv[1]) if len(argv) > 1 else 1680
+    document = argv[2] if len(argv) > 2 else "rust-book/ch08-02-strings"
+    with tempfile.TemporaryDirectory() as scratch, app_page(width, 1200) as (page, url):
+        bundle = fixture_zip(ROOT / "fixtures" / "markdown-docs", Path(scratch) / "docs.zip")
+        page.goto(f"{url}/{QUERY}")
+        settle(page)
+        page.get_by_text("Upload files", exact=True).click()
+        page.wait_for_selector("[data-policy]", state="detached", timeout=30_000)
+        page.locator(SIDEBAR_UPLOAD).set_input_files([str(bundle)])
+        settle(page)
+        chosen = page.get_by_role("combobox", name="Document (20 documents loaded)", exact=True)
+        chosen.focus()
+        page.keyboard.type(document)
+        page.keyboard.press("Enter")
+        wait_idle(page)
+        view = page.locator(".cbx-dv")
+        view.wait_for(state="visible", timeout=60_000)
+        grow_to_content(page, width)  # the page scrolls, not Streamlit's box: whole views
+        page.wait_for_timeout(1000)
+        heading = page.get_by_role("heading", name="Diff two columns")
+        top = heading.bounding_box()
+        flips = page.locator("table.cbx-flips")
+        bottom = (flips if flips.count() else view).bounding_box()
+        assert top is not None and bottom is not None
+        clip = {
+            "x": 0,
+            "y": top["y"] - 10,
+            "width": width,
+            "height": bottom["y"] + bottom["height"] - top["y"] + 20,
+        }
+        page.screenshot(path=str(target), full_page=True, clip=clip)  # type: ignore[arg-type]
+    print(f"wrote {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
