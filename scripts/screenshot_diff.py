@@ -1,6 +1,7 @@
 """Start the app on fixtures/markdown-docs with heading-aware 220 (markdown grammar) and
 langchain-recursive 800, open a document, and save a screenshot of *Diff two columns*:
-the pickers, the diff view and the questions that flip.
+the pickers, the diff view and the questions that flip (the window is WIDTH wide; the
+picture keeps the main column, without the sidebar).
 
 PYTHONPATH=. .venv/bin/python scripts/screenshot_diff.py [OUT.png] [WIDTH] [DOCUMENT]
 (defaults: docs/screenshot-diff.png, 1680, rust-book/ch08-02-strings; look at it before
@@ -14,7 +15,9 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from tests.appserver import ROOT, app_page, grow_to_content, settle
+from PIL import Image
+
+from tests.appserver import ROOT, app_page, settle
 from tests.test_browser import SIDEBAR_UPLOAD, wait_idle
 
 QUERY = "?columns=heading-aware:220&langchain-recursive=800&grammar=markdown"
@@ -33,7 +36,7 @@ def main(argv: list[str]) -> int:
     target = Path(argv[0]) if argv else ROOT / "docs" / "screenshot-diff.png"
     width = int(argv[1]) if len(argv) > 1 else 1680
     document = argv[2] if len(argv) > 2 else "rust-book/ch08-02-strings"
-    with tempfile.TemporaryDirectory() as scratch, app_page(width, 1200) as (page, url):
+    with tempfile.TemporaryDirectory() as scratch, app_page(width, 1400) as (page, url):
         bundle = fixture_zip(ROOT / "fixtures" / "markdown-docs", Path(scratch) / "docs.zip")
         page.goto(f"{url}/{QUERY}")
         settle(page)
@@ -48,20 +51,39 @@ def main(argv: list[str]) -> int:
         wait_idle(page)
         view = page.locator(".cbx-dv")
         view.wait_for(state="visible", timeout=60_000)
-        grow_to_content(page, width)  # the page scrolls, not Streamlit's box: whole views
-        page.wait_for_timeout(1000)
-        heading = page.get_by_role("heading", name="Diff two columns")
-        top = heading.bounding_box()
-        flips = page.locator("table.cbx-flips")
-        bottom = (flips if flips.count() else view).bounding_box()
-        assert top is not None and bottom is not None
-        clip = {
-            "x": 0,
-            "y": top["y"] - 10,
-            "width": width,
-            "height": bottom["y"] + bottom["height"] - top["y"] + 20,
-        }
-        page.screenshot(path=str(target), full_page=True, clip=clip)  # type: ignore[arg-type]
+        # The section's top (pickers and the view), then the questions that flip, one
+        # under the other: Streamlit scrolls inside its own box, so each is shot in view.
+        shots = []
+        for part, lead in (
+            (page.get_by_role("heading", name="Diff two columns"), 10),
+            (page.locator("table.cbx-flips").locator("xpath=../.."), 40),
+        ):
+            part.scroll_into_view_if_needed()
+            page.evaluate(
+                "([top]) => document.querySelector('[data-testid=stMain]').scrollBy(0, top)",
+                [part.bounding_box()["y"] - lead],  # type: ignore[index]
+            )
+            page.wait_for_timeout(800)
+            box = part.bounding_box()
+            assert box is not None
+            height = min(box["height"] + 2 * lead, 1400 - box["y"] + lead) if lead == 40 else 1000
+            shot = Path(scratch) / f"part{len(shots)}.png"
+            left = max(box["x"] - 30, 0)  # the main column, not the sidebar
+            clip = {
+                "x": left,
+                "y": max(box["y"] - lead, 0),
+                "width": width - left,
+                "height": height,
+            }
+            page.screenshot(path=str(shot), clip=clip)  # type: ignore[arg-type]
+            shots.append(Image.open(shot))
+        wide = max(shot.width for shot in shots)
+        whole = Image.new("RGB", (wide, sum(shot.height for shot in shots)), "white")
+        at = 0
+        for shot in shots:
+            whole.paste(shot, (0, at))
+            at += shot.height
+        whole.save(target)
     print(f"wrote {target}")
     return 0
 
