@@ -236,11 +236,15 @@ def summary_text(diff: Diff) -> str:
         )
         for q in diff.get("questions", []):
             where = ", ".join(f"{r['start']}-{r['end']}" for r in q["references"])
-            cut = ", ".join(map(str, q["cut_by"])) or "no boundary inside"
             loser = "B" if q["winner"] == "a" else "A"
+            cut = (
+                f"cut by {loser} at {', '.join(map(str, q['cut_by']))}"
+                if q["cut_by"]
+                else f"{loser} has no boundary inside (its parts lie apart, or the chunk "
+                "ranks below k)"
+            )
             lines.append(
-                f"  {q['id']}: {q['winner'].upper()} hits; {q['source_id']} [{where}] cut by "
-                f"{loser} at {cut}"
+                f"  {q['id']}: {q['winner'].upper()} hits; {q['source_id']} [{where}] {cut}"
             )
     lines.extend(f"note: {note}" for note in diff.get("notes", []))
     return "\n".join(lines) + "\n"
