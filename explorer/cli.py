@@ -362,7 +362,7 @@ class _ChunkColumn(argparse._AppendAction):
         self,
         parser: argparse.ArgumentParser,
         namespace: argparse.Namespace,
-        value: object,
+        value: str | Sequence[Any] | None,
         option: str | None = None,
     ) -> None:
         super().__call__(parser, namespace, value, option)

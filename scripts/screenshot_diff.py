@@ -53,7 +53,7 @@ def main(argv: list[str]) -> int:
         view.wait_for(state="visible", timeout=60_000)
         # The section's top (pickers and the view), then the questions that flip, one
         # under the other: Streamlit scrolls inside its own box, so each is shot in view.
-        shots = []
+        shots: list[Image.Image] = []
         for part, lead in (
             (page.get_by_role("heading", name="Diff two columns"), 10),
             (page.locator("table.cbx-flips").locator("xpath=../.."), 40),
@@ -67,7 +67,7 @@ def main(argv: list[str]) -> int:
             box = part.bounding_box()
             assert box is not None
             height = min(box["height"] + 2 * lead, 1400 - box["y"] + lead) if lead == 40 else 1000
-            shot = Path(scratch) / f"part{len(shots)}.png"
+            file = Path(scratch) / f"part{len(shots)}.png"
             left = max(box["x"] - 30, 0)  # the main column, not the sidebar
             clip = {
                 "x": left,
@@ -75,8 +75,8 @@ def main(argv: list[str]) -> int:
                 "width": width - left,
                 "height": height,
             }
-            page.screenshot(path=str(shot), clip=clip)  # type: ignore[arg-type]
-            shots.append(Image.open(shot))
+            page.screenshot(path=str(file), clip=clip)  # type: ignore[arg-type]
+            shots.append(Image.open(file))
         wide = max(shot.width for shot in shots)
         whole = Image.new("RGB", (wide, sum(shot.height for shot in shots)), "white")
         at = 0

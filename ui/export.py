@@ -12,11 +12,16 @@ from functools import partial
 import streamlit as st
 
 from explorer import Column, Exploration, ExplorerError
+from explorer.chunking.export import ExportFormat
 from explorer.chunking.snippet import snippet
 from explorer.pipeline import export_column
 from explorer.view.display import file_name_part, markdown_literal, plain_text
 
-FORMATS = (("langchain", "LangChain"), ("llamaindex", "LlamaIndex"), ("jsonl", "JSONL"))
+FORMATS: tuple[tuple[ExportFormat, str], ...] = (
+    ("langchain", "LangChain"),
+    ("llamaindex", "LlamaIndex"),
+    ("jsonl", "JSONL"),
+)
 
 
 def show_export(exploration: Exploration) -> None:

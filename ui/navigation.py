@@ -89,7 +89,7 @@ def turn_page(
     request = st.session_state.pop("nav_request", None)
     if request is None:
         return
-    starts: dict[str, list[int]] = {}
+    starts: dict[str, Sequence[int]] = {}
     matching: dict[str, list[int]] = {}
     for column in columns:
         chunks = zip(column.index["chunks"], flagged[column.name], strict=True)

@@ -206,12 +206,10 @@ def diff_columns(
         every_a = column_boundaries(all_texts, a.index["chunks"])
         every_b = column_boundaries(all_texts, b.index["chunks"])
         flipped = flips(results[0], results[1], every_a, every_b)
-        diff.update(
-            retriever=measured.retriever,
-            k=measured.k,
-            hits=flipped.hits,
-            questions=flipped.questions,
-        )
+        diff["retriever"] = measured.retriever
+        diff["k"] = measured.k
+        diff["hits"] = flipped.hits
+        diff["questions"] = flipped.questions
     return diff
 
 
