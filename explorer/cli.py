@@ -622,7 +622,7 @@ def _parser() -> argparse.ArgumentParser:
         "--snippet",
         action="store_true",
         help="print Python defining chunk(text: str) -> list[str] that reproduces the column "
-        "(a library's own call, or the explorer's for our policies) instead",
+        "(a library's own call, or the explorer's for our policies) instead (to --out if given)",
     )
 
     maps = with_manifest(
@@ -1057,7 +1057,8 @@ def _export(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             raise ExplorerError(ErrorCode.USAGE, "give --format or --snippet, not both")
         if chunk_files:  # refused before anything is read
             raise snippet_refusal(chunk_files[0].name)
-        stdout.write(snippet(settings.names[0], configs[0]))
+        code = snippet(settings.names[0], configs[0]).encode("utf-8")
+        _emit(lambda write: write(code), args.out, stdout)
         return 0
     if args.format is None:
         raise ExplorerError(

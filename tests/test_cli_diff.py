@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.conftest import MANIFEST, ROOT, run_cli
@@ -147,3 +148,16 @@ def test_out_writes_the_json(tmp_path: Path) -> None:
     )
     assert result.code == 0, result.err
     assert out.read_text().startswith("{") and result.out.startswith("A heading-aware")
+
+
+def test_the_aster_diff_is_its_golden_file(tmp_path: Path) -> None:
+    """Every figure of one small exact case, kept: heading-aware 220 against fixed-char
+    80 on the seed's fixture, within 2 characters."""
+    out = tmp_path / "diff.json"
+    result = run_cli(
+        "diff", MANIFEST, "--policy", "heading-aware", "--policy", "fixed-char",
+        "--tolerance", "2", "--out", out,
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    golden = ROOT / "tests" / "golden" / "aster_diff_heading-aware_fixed-char_2.json"
+    assert json.loads(out.read_text("utf-8")) == json.loads(golden.read_text("utf-8"))

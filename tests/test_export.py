@@ -151,6 +151,15 @@ def test_a_pdfs_chunks_carry_their_pages(tmp_path: Path, make_manifest: Manifest
     assert pages[0] == [1] and pages[-1][-1] >= 2
 
 
+def test_a_snippet_goes_to_out_when_given(tmp_path: Path) -> None:
+    out = tmp_path / "snippet.py"
+    printed = run_cli("export", MANIFEST, "--policy", "paragraph", "--snippet")
+    written = run_cli("export", MANIFEST, "--policy", "paragraph", "--snippet", "--out", out)
+    assert printed.code == written.code == 0
+    assert written.out == "" and out.read_text("utf-8") == printed.out
+    compile(printed.out, "snippet.py", "exec")
+
+
 def test_refusals(tmp_path: Path) -> None:
     unknown = run_cli("export", MANIFEST, "--policy", "fixed-char", "--format", "haystack")
     two = run_cli(
