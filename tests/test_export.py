@@ -261,3 +261,17 @@ def test_each_snippet_reproduces_the_export(tmp_path: Path, kind: str) -> None:
         assert ["".join(t.split()) for t in found] == ["".join(t.split()) for t in expected]
     else:
         assert found == expected
+
+
+def test_heading_paths_close_headings_of_the_same_level_or_deeper() -> None:
+    from explorer.grammars.outline import heading_paths
+
+    text = "# A\n\nx\n## B\ny\n### C\nz\n## D\nw\n\nSet\n---\nq\n\n```\n# not a heading\n```\n"
+    assert heading_paths(text, "v1") == {
+        0: ["A"], 7: ["A", "B"], 14: ["A", "B", "C"], 22: ["A", "D"], 45: ["not a heading"]
+    }  # fmt: skip
+    # v1 reads any "# " line, a fence's too (its level 1 closes A). CommonMark: a setext
+    # heading (level 2 under '-'), nothing inside a code fence.
+    assert heading_paths(text, "markdown") == {
+        0: ["A"], 7: ["A", "B"], 14: ["A", "B", "C"], 22: ["A", "D"], 30: ["A", "Set"]
+    }  # fmt: skip
