@@ -71,8 +71,10 @@ from ui.chunk_files import (
 from ui.columns import GRAMMAR, column_controls, seed_columns
 from ui.common import QUOTE_HELP, show_error
 from ui.detail import show_detail
+from ui.diff import diff_section, pair_row, show_diff
 from ui.documents import show_documents, show_drafted
 from ui.endpoints import embedder_query, link_embedder
+from ui.export import show_export
 from ui.grammar import apply_pending_grammar, offer_markdown, open_plain_drop
 from ui.index_tab import index_page
 from ui.layout import LAYOUT
@@ -544,7 +546,9 @@ def explore_page(
     st.html(LEGEND)
     text, marks_key = exploration.text(doc), checks_key(exploration.checks)
     bounds = pages(text)
-    turn_page(doc, len(text), bounds, columns, coloured, shown)
+    pair, pair_diff = diff_section(exploration, manifest)
+    differences = {pair.name: pair.marks(exploration, doc).differences} if pair else {}
+    turn_page(doc, len(text), bounds, columns, coloured, shown, differences)
     with page_place:
         window = page_picker(bounds)
     drawn = [column for column in columns if column.name in shown_names]
@@ -568,10 +572,11 @@ def explore_page(
                 )
             )
     navigator()
+    show_diff(exploration, doc, pair, pair_diff, window)
 
     st.subheader("Chunk detail")
     show_detail(exploration, doc, flagged, bounds)
-    show_scoreboard(exploration)
+    show_scoreboard(exploration, [pair_row(pair, pair_diff)] if pair and pair_diff else [])
     st.subheader("Span checks")
     show_checks(added, [c.id for c in manifest.span_checks])
     span_form(text, doc, {c.id for c in exploration.checks}, added)
@@ -580,6 +585,7 @@ def explore_page(
     show_documents(load, files, exploration.skipped)
     st.subheader("Download and validate")
     downloads(exploration, exploration.document(doc))
+    show_export(exploration)
     validate_upload(load)
 
 

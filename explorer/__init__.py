@@ -8,7 +8,8 @@ The names exported here are the public API, in the order of the work:
   giving a `LoadResult` of `DocumentRecord`s and a `DocumentStatus` per document;
 - chunking: the policy registry `POLICIES`, `make_config` / `parse_config` (a
   `ChunkConfig`), grammar v1's `sections` and `paragraphs`, `build_index` and
-  `document_chunks` (an `Index` of `ChunkRecord`s);
+  `document_chunks` (an `Index` of `ChunkRecord`s), and `chunk_texts` (one text's
+  chunks, outside any manifest: what `export --snippet` calls);
 - other pipelines: live columns that call a chunking library (`LIBRARY_POLICIES`), and
   chunk files another pipeline wrote (`ChunkFile`, placed in the documents by `place`);
 - proving: `validate_index` (an index is exactly what its own documents and config
@@ -48,7 +49,7 @@ from .checking.validate import (
 )
 from .chunking.config import ChunkConfig
 from .chunking.imports import ChunkFile, Placement, place
-from .chunking.index import ChunkRecord, Index, build_index, document_chunks
+from .chunking.index import ChunkRecord, Index, build_index, chunk_texts, document_chunks
 from .chunking.policies import LIBRARY_POLICIES, POLICIES, Policy, make_config, parse_config
 from .digests import digest, sha
 from .errors import ErrorCode, ExplorerError
@@ -120,6 +121,7 @@ __all__ = [
     "build_index",
     "check_against",
     "check_against_sources",
+    "chunk_texts",
     "columns_of",
     "compare",
     "decode_chunk_map",

@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar, cast
 from urllib.parse import quote
 
 from .checking.chunk_map import (
@@ -27,13 +27,16 @@ from .checking.chunk_map import (
 from .checking.validate import check_against_sources, validate_index_file
 from .chunking.config import (
     DEFAULT_GRAMMAR,
+    MAX_CHARS_LIMIT,
     ChunkConfig,
     ParameterValue,
     loading_grammar,
 )
+from .chunking.export import EXPORT_FORMATS
 from .chunking.imports import MAX_CHUNK_FILE_BYTES, ChunkFile, place
 from .chunking.index import build_index, readable, write_index
 from .chunking.policies import LIBRARY_POLICIES, POLICIES, make_config
+from .chunking.snippet import snippet, snippet_refusal
 from .errors import ErrorCode, ExplorerError, io_error
 from .grammars import GRAMMARS
 from .jsonio import dump_json, json_or_text
@@ -47,7 +50,7 @@ from .limits import (
     MAX_SPAN_CHECK_WORK_LIMIT,
     Limits,
 )
-from .pipeline import Settings, write_comparison
+from .pipeline import Settings, explore, write_comparison, write_export
 from .retrieval.decide import DEFAULT_RESAMPLES, DEFAULT_SEED, MAX_RESAMPLES, require_resamples
 from .retrieval.drafting import (
     DEFAULT_DRAFTS,
@@ -85,6 +88,7 @@ from .retrieval.evaluate import (
     DEFAULT_K,
     MAX_K,
     METRICS,
+    Evaluation,
     Judging,
     curve,
     evaluate,
@@ -93,8 +97,9 @@ from .retrieval.evaluate import (
     sweep_columns,
     with_embedder,
 )
+from .retrieval.flips import Diff, Measured, diff_columns, require_pair, summary_text
 from .retrieval.questions import MAX_QUESTIONS, parse_questions, questions_json
-from .retrieval.retrievers import RETRIEVERS
+from .retrieval.retrievers import RETRIEVERS, Embed
 from .retrieval.vectors import DEFAULT_VECTOR_CACHE, VectorCache
 from .sources.documents import DocumentRecord
 from .sources.drafts import document_files_under, draft_manifest
@@ -121,6 +126,7 @@ if TYPE_CHECKING:
     from .engines.ray import RayRun
 
 MAX_INPUT_FILE_BYTES = 512 * 1024 * 1024
+T = TypeVar("T")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -318,6 +324,42 @@ def _column_options(sub: argparse.ArgumentParser, repeatable: bool) -> None:
     sub.set_defaults(columns=None)
 
 
+def _at_least_zero(value: str) -> int:
+    """A whole number from 0 (a tolerance, in characters)."""
+    digits = value.strip().removeprefix("+")
+    if digits.startswith("-"):
+        raise argparse.ArgumentTypeError(f"{value[:40]!r} is below 0")
+    if digits and digits.isascii() and set(digits) == {"0"}:
+        return 0
+    return _positive(value, maximum=MAX_CHARS_LIMIT)
+
+
+def _question_options(sub: argparse.ArgumentParser, required: bool, embedder_help: str) -> None:
+    """How `evaluate` (and `diff --questions`) measure retrieval."""
+    sub.add_argument("--questions", type=Path, required=required, help="a questions file")
+    sub.add_argument(
+        "--k",
+        type=partial(_positive, maximum=MAX_K),
+        help=f"chunks retrieved per question (default {DEFAULT_K}; {BUDGET_K} with evaluate's "
+        "--budget, which then keeps those that fit)",
+    )
+    sub.add_argument("--retriever", choices=RETRIEVERS, default="bm25")
+    sub.add_argument(
+        "--embedder",
+        default=DEFAULT_EMBEDDER,
+        help=f"{embedder_help}; what --retriever embedding and hybrid embed with "
+        "('none' refuses them)",
+    )
+    _endpoint_options(sub, embeds=True)
+    sub.add_argument(
+        "--vector-cache",
+        default=str(DEFAULT_VECTOR_CACHE),
+        metavar="PATH|none",
+        help=f"vectors kept by (embedder, text SHA-256) for the next run (default: "
+        f"{DEFAULT_VECTOR_CACHE} in the working directory; 'none' keeps none)",
+    )
+
+
 def _configs(args: argparse.Namespace) -> list[ChunkConfig]:
     """The configs the `--policy` options and their sizes name, in the order given."""
     configs = []
@@ -378,10 +420,26 @@ def _chunk_files(args: argparse.Namespace) -> tuple[ChunkFile, ...]:
     return tuple(files)
 
 
-def _chunk_options(sub: argparse.ArgumentParser) -> None:
+class _ChunkColumn(argparse._AppendAction):
+    """`--chunks NAME=FILE` where the order of columns matters (`diff`): each file also
+    records how many `--policy` columns were declared before it."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        value: str | Sequence[Any] | None,
+        option: str | None = None,
+    ) -> None:
+        super().__call__(parser, namespace, value, option)
+        after = list(getattr(namespace, "chunks_after", None) or [])
+        namespace.chunks_after = [*after, len(getattr(namespace, "columns", None) or [])]
+
+
+def _chunk_options(sub: argparse.ArgumentParser, ordered: bool = False) -> None:
     sub.add_argument(
         "--chunks",
-        action="append",
+        action=_ChunkColumn if ordered else "append",
         default=[],
         metavar="NAME=FILE",
         help="another pipeline's chunks as a column NAME: a JSON list or JSON Lines of "
@@ -644,14 +702,8 @@ def _parser() -> argparse.ArgumentParser:
     measure = with_manifest(
         "evaluate", "Measure retrieval: each policy's top-k chunks against known answers."
     )
-    measure.add_argument("--questions", type=Path, required=True, help="a questions file")
+    _question_options(measure, required=True, embedder_help=embedder_help)
     _column_options(measure, repeatable=True)
-    measure.add_argument(
-        "--k",
-        type=partial(_positive, maximum=MAX_K),
-        help=f"chunks retrieved per question (default {DEFAULT_K}; {BUDGET_K} with --budget, "
-        "which then keeps those that fit)",
-    )
     measure.add_argument(
         "--budget",
         type=parse_budget,
@@ -685,21 +737,6 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="FILE.html",
         help="also write one self-contained HTML page of the run (opens offline)",
-    )
-    measure.add_argument("--retriever", choices=RETRIEVERS, default="bm25")
-    measure.add_argument(
-        "--embedder",
-        default=DEFAULT_EMBEDDER,
-        help=f"{embedder_help}; what --retriever embedding and hybrid embed with "
-        "('none' refuses them)",
-    )
-    _endpoint_options(measure, embeds=True)
-    measure.add_argument(
-        "--vector-cache",
-        default=str(DEFAULT_VECTOR_CACHE),
-        metavar="PATH|none",
-        help=f"vectors kept by (embedder, text SHA-256) for the next run (default: "
-        f"{DEFAULT_VECTOR_CACHE} in the working directory; 'none' keeps none)",
     )
     _chunk_options(measure)
     measure.add_argument(
@@ -740,6 +777,44 @@ def _parser() -> argparse.ArgumentParser:
         "to write",
     )
     _endpoint_options(drafting, embeds=False)
+
+    differ = with_manifest(
+        "diff",
+        "Where two columns cut differently (the first declared is A, the reference), and "
+        "with --questions which questions one hits and the other misses.",
+    )
+    _column_options(differ, repeatable=True)
+    _chunk_options(differ, ordered=True)
+    differ.add_argument(
+        "--tolerance",
+        type=_at_least_zero,
+        default=0,
+        metavar="N",
+        help="boundaries at most N characters apart match (default 0)",
+    )
+    _question_options(differ, required=False, embedder_help=embedder_help)
+    differ.add_argument("--json", action="store_true", help="print the diff as JSON, not a summary")
+
+    out = with_manifest(
+        "export",
+        "One column's chunks for another framework, one JSON object per line (LangChain "
+        "Documents, LlamaIndex TextNodes or the explorer's chunk records), or --snippet: "
+        "Python that cuts a text as the column does.",
+    )
+    _column_options(out, repeatable=False)
+    _chunk_options(out)
+    out.add_argument(
+        "--format",
+        choices=EXPORT_FORMATS,
+        help="langchain ({page_content, metadata}), llamaindex ({id_, text, start_char_idx, "
+        "end_char_idx, metadata}) or jsonl (the explorer's chunk record and its metadata)",
+    )
+    out.add_argument(
+        "--snippet",
+        action="store_true",
+        help="print Python defining chunk(text: str) -> list[str] that reproduces the column "
+        "(a library's own call, or the explorer's for our policies) instead (to --out if given)",
+    )
 
     maps = with_manifest(
         "chunk-map",
@@ -1139,6 +1214,102 @@ def require_report_folder(path: Path) -> None:
         )
 
 
+def _require_embedder(args: argparse.Namespace) -> None:
+    """A retriever that embeds needs an embedder (refused before any work)."""
+    if args.retriever != "bm25" and args.embedder == NO_EMBEDDER:
+        raise ExplorerError(
+            ErrorCode.USAGE,
+            f"--retriever {args.retriever} embeds; give --embedder wordllama or "
+            "package.module:factory, not none",
+        )
+
+
+def _measure(
+    args: argparse.Namespace, stderr: TextIO, measure: Callable[[LoadResult, Embed | None], T]
+) -> tuple[T, Embedder | None]:
+    """`measure` of the manifest's documents and what `--retriever` embeds with: the
+    embedder (None for bm25) loaded before any document is read, its vectors kept in
+    `--vector-cache` (what the cache did, and an API's usage, said on stderr)."""
+    if args.retriever == "bm25":
+        _, load = _load(args, stderr)
+        return measure(load, None), None
+    embedder = _embedder(args)  # refused before any document is read
+    assert embedder is not None
+    _, load = _load(args, stderr)
+    cache = VectorCache.open(args.vector_cache)
+    try:
+        return measure(load, partial(cache.vectors, embedder)), embedder
+    finally:
+        print(cache.said(embedder.name), file=stderr)
+        _print_usage(stderr, embedder)
+        cache.close()
+
+
+def _export(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """The chunks to --out (else standard output) as they are cut, or --snippet."""
+    configs, chunk_files = _configs(args), _chunk_files(args)
+    if len(configs) + len(chunk_files) != 1:
+        raise ExplorerError(
+            ErrorCode.USAGE,
+            "export takes one column (--policy … or --chunks NAME=FILE), not "
+            f"{len(configs) + len(chunk_files)}",
+        )
+    settings = Settings(tuple(configs), chunk_files)
+    if args.snippet:
+        if args.format is not None:
+            raise ExplorerError(ErrorCode.USAGE, "give --format or --snippet, not both")
+        if chunk_files:  # refused before anything is read
+            raise snippet_refusal(chunk_files[0].name)
+        code = snippet(settings.names[0], configs[0]).encode("utf-8")
+        _emit(lambda write: write(code), args.out, stdout)
+        return 0
+    if args.format is None:
+        raise ExplorerError(
+            ErrorCode.USAGE, "export needs --format langchain|llamaindex|jsonl, or --snippet"
+        )
+    _, load = _load(args, stderr)
+    notes = partial(_print_notes, stderr)
+    _emit(
+        partial(write_export, load, settings, args.format, limits=_limits(args), notes=notes),
+        args.out,
+        stdout,
+    )
+    return 0
+
+
+def _diff(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """JSON to --out and, with --json, to standard output; else a summary there."""
+    configs, chunk_files = _configs(args), _chunk_files(args)
+    require_pair([*configs, *chunk_files])
+    settings = Settings(tuple(configs), chunk_files)  # the same column twice is refused
+    # The exploration holds the configs' columns first; A is the column declared first.
+    swap = bool(configs) and bool(chunk_files) and args.chunks_after[0] == 0
+    questions = parse_questions(_read(args.questions, "questions file")) if args.questions else None
+    limits = _limits(args)
+
+    def run(load: LoadResult, embed: Embed | None) -> Diff:
+        exploration = explore(load, (), settings, limits)
+        for column in exploration.columns:
+            _print_notes(stderr, column.name, column.result.get("notes", []))
+        first, second = exploration.columns
+        a, b = (second, first) if swap else (first, second)
+        measured = None
+        if questions is not None:
+            measured = Measured(questions, args.retriever, args.k or DEFAULT_K, embed)
+        return diff_columns(exploration, a, b, args.tolerance, measured, limits)
+
+    if questions is None:
+        _, load = _load(args, stderr)
+        diff = run(load, None)
+    else:
+        _require_embedder(args)
+        diff, _ = _measure(args, stderr, run)
+    if args.out is not None:
+        _write_atomically(args.out, dump_json(diff))
+    stdout.write(dump_json(diff) if args.json and args.out is None else summary_text(diff))
+    return 0
+
+
 def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """JSON to --out (else standard output); with --sweep, the curve is printed and the
     JSON goes only to --out."""
@@ -1165,18 +1336,12 @@ def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         settings = Settings(base.configs, chunk_files)
         columns = list(zip(settings.config_names, settings.configs, strict=True))
     grammar = loading_grammar(config for _, config in columns)
-    embeds = args.retriever != "bm25"
-    if embeds and args.embedder == NO_EMBEDDER:
-        raise ExplorerError(
-            ErrorCode.USAGE,
-            f"--retriever {args.retriever} embeds; give --embedder wordllama or "
-            "package.module:factory, not none",
-        )
+    _require_embedder(args)
     if args.engine == "ray":
         from .engines.ray import ray_evaluate, require_shardable
 
         require_shardable(args.retriever)  # refused before Ray starts
-        if chunk_files or (embeds and args.embedder != DEFAULT_EMBEDDER):
+        if chunk_files or (args.retriever != "bm25" and args.embedder != DEFAULT_EMBEDDER):
             raise ExplorerError(
                 ErrorCode.USAGE,
                 "--engine ray measures --policy columns with the default embedder; "
@@ -1187,26 +1352,15 @@ def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             _ray_run(args), questions, columns, args.retriever, k, grammar,
             args.skip_failed, notes, judging,
         )  # fmt: skip
-    elif not embeds:
-        _, load = _load(args, stderr)
-        evaluation = evaluate(
-            load, questions, columns, args.retriever, k, _limits(args), None, chunk_files,
-            judging,
-        )  # fmt: skip
     else:
-        embedder = _embedder(args)  # refused before any document is read
-        assert embedder is not None
-        _, load = _load(args, stderr)
-        cache = VectorCache.open(args.vector_cache)
-        try:
-            evaluation = evaluate(
-                load, questions, columns, args.retriever, k, _limits(args),
-                partial(cache.vectors, embedder), chunk_files, judging,
-            )  # fmt: skip
-        finally:
-            print(cache.said(embedder.name), file=stderr)
-            _print_usage(stderr, embedder)
-            cache.close()
+        limits = _limits(args)
+
+        def measure(load: LoadResult, embed: Embed | None) -> Evaluation:
+            return evaluate(
+                load, questions, columns, args.retriever, k, limits, embed, chunk_files, judging
+            )
+
+        evaluation, embedder = _measure(args, stderr, measure)
         if isinstance(embedder, ApiEmbedder):
             evaluation = with_embedder(evaluation, embedder.usage())
     for policy in evaluation["policies"]:
@@ -1276,6 +1430,8 @@ HANDLERS: dict[str, Handler] = {
     "history": _history,
     "documents": _documents,
     "evaluate": _evaluate,
+    "diff": _diff,
+    "export": _export,
     "questions": _questions,
 }
 

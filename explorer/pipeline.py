@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import groupby
 
 import orjson
 
@@ -34,8 +35,17 @@ from .chunking.config import (
     ParameterValue,
     loading_grammar,
 )
+from .chunking.export import ExportFormat, export_lines
 from .chunking.imports import ChunkFile, place
-from .chunking.index import ChunkRecord, GivenSpans, Index, build_index, readable, write_index
+from .chunking.index import (
+    ChunkRecord,
+    GivenSpans,
+    Index,
+    IndexSummary,
+    build_index,
+    readable,
+    write_index,
+)
 from .chunking.policies import LIBRARY_POLICIES, POLICIES, make_config, require_stoppable
 from .errors import ErrorCode, ExplorerError
 from .grammars import GRAMMARS, V1_GRAMMAR, Grammar
@@ -514,6 +524,71 @@ def compare(
 _Planned = tuple[str, ChunkConfig, GivenSpans | None, Sequence[str], Sequence[DocumentRecord]]
 
 
+def _planned(
+    load: LoadResult,
+    settings: Settings,
+    limits: Limits,
+    notes: Callable[[str, Sequence[str]], object] | None,
+) -> list[_Planned]:
+    """Each column as it is written: every chunk file placed first (a refusal leaves
+    nothing half written), and what placing it, or a grammar, left out said to `notes`."""
+    placements = [place(chunk_file, load.documents, limits) for chunk_file in settings.chunk_files]
+    if notes is not None:
+        for chunk_file, placement in zip(settings.chunk_files, placements, strict=True):
+            notes(chunk_file.name, placement.notes)
+    columns: list[_Planned] = []
+    for name, config in zip(settings.config_names, settings.configs, strict=True):
+        cut = readable(load.documents, config, name)
+        readable_documents = cut.required()
+        if notes is not None:
+            notes(name, cut.notes)
+        columns.append((name, config, None, cut.notes, readable_documents))
+    columns += [
+        (chunk_file.name, placement.config, placement.spans, placement.notes, load.documents)
+        for chunk_file, placement in zip(settings.chunk_files, placements, strict=True)
+    ]
+    return columns
+
+
+def write_export(
+    load: LoadResult,
+    settings: Settings,
+    shape: ExportFormat,
+    write: Callable[[bytes], object],
+    limits: Limits = DEFAULT_LIMITS,
+    notes: Callable[[str, Sequence[str]], object] | None = None,
+) -> IndexSummary:
+    """One column's chunks in `shape` (chunking/export.py), as bytes passed to `write`
+    one document at a time, in the index's order: the index is built twice, first for
+    its `index_id` (each chunk's metadata holds it), never held whole."""
+    _require_documents(load)
+    if len(settings.names) != 1:
+        raise ExplorerError(
+            ErrorCode.USAGE,
+            f"export takes one column (--policy … or --chunks NAME=FILE), not "
+            f"{len(settings.names)}",
+        )
+    ((_, config, given, _, documents),) = _planned(load, settings, limits, notes)
+    summary = write_index(documents, config, lambda _: None, None, limits, given)
+
+    def lines(document: DocumentRecord, chunks: list[ChunkRecord]) -> None:
+        write(export_lines(shape, document, chunks, config, summary.index_id))
+
+    write_index(documents, config, lambda _: None, lines, limits, given)
+    return summary
+
+
+def export_column(column: Column, shape: ExportFormat) -> bytes:
+    """`write_export`'s bytes of a column already built (the app's), its chunks grouped
+    by document in the index's order."""
+    documents = {document["source_id"]: document for document in column.index["documents"]}
+    index_id = column.index["index_id"]
+    return b"".join(
+        export_lines(shape, documents[source_id], list(chunks), column.config, index_id)
+        for source_id, chunks in groupby(column.index["chunks"], key=lambda c: c["source_id"])
+    )
+
+
 def write_comparison(
     load: LoadResult,
     checks: Sequence[SpanCheck],
@@ -534,22 +609,7 @@ def write_comparison(
     _require_documents(load)
     resolved, skipped = resolve_checks(load, checks)
     checked = {check.source_id for check in resolved}
-    # Every chunk file is placed before a byte is written: a refusal leaves no half report.
-    placements = [place(chunk_file, load.documents, limits) for chunk_file in settings.chunk_files]
-    if notes is not None:
-        for chunk_file, placement in zip(settings.chunk_files, placements, strict=True):
-            notes(chunk_file.name, placement.notes)
-    columns: list[_Planned] = []
-    for name, config in zip(settings.config_names, settings.configs, strict=True):
-        cut = readable(load.documents, config, name)
-        readable_documents = cut.required()
-        if notes is not None:
-            notes(name, cut.notes)
-        columns.append((name, config, None, cut.notes, readable_documents))
-    columns += [
-        (chunk_file.name, placement.config, placement.spans, placement.notes, load.documents)
-        for chunk_file, placement in zip(settings.chunk_files, placements, strict=True)
-    ]
+    columns = _planned(load, settings, limits, notes)
     write(
         b'{"report_version":%d,\n"documents":%b,\n"skipped_checks":%b,\n"indexes":{'
         % (REPORT_VERSION, orjson.dumps(document_entries(load)), orjson.dumps(list(skipped)))

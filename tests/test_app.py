@@ -309,8 +309,8 @@ def test_upload_before_any_file_explains_what_to_do() -> None:
 
 def file_digests(at: AppTest) -> list[str]:
     """The SHA-256 shown for each failed document's file: the code boxes after the
-    chunk detail panel's chunk_id, which comes first."""
-    codes = [c.value for c in at.code]
+    chunk detail panel's chunk_id, which comes first, but for the export's snippet."""
+    codes = [c.value for c in at.code if "def chunk(text: str)" not in c.value]
     assert codes and at.number_input(key="detail_order") is not None
     return codes[1:]
 
@@ -469,6 +469,9 @@ def test_download_buttons_for_each_index_chunk_map_and_the_report() -> None:
         "heading-aware chunk map",
         "heading-aware index",
         "comparison report",
+        "Download for LangChain",
+        "Download for LlamaIndex",
+        "Download for JSONL",
     ]
 
 
@@ -834,7 +837,8 @@ def test_the_chunk_detail_shows_one_chunk_of_the_chosen_column() -> None:
     assert facts["Offsets [start, end)"] == f"[{chunk['start']}, {chunk['end']})"
     assert facts["Lines"] == f"{chunk['start_line']} to {chunk['end_line']}"
     assert facts["Size"].startswith(f"{chunk['end'] - chunk['start']} characters · ")
-    assert [c.value for c in at.code] == [chunk["chunk_id"]]
+    detail = [c.value for c in at.code if "def chunk(text: str)" not in c.value]  # the snippet
+    assert detail == [chunk["chunk_id"]]
     drawn = next(e.value for e in at.html if "cbx-detail" in e.value)
     assert html.unescape(re.sub("<[^>]+>", "", drawn)) == chunk["text"]
     assert "Download this chunk's text" in download_labels(at)

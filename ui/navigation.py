@@ -80,20 +80,23 @@ def turn_page(
     columns: Sequence[Column],
     flagged: Mapping[str, Sequence[tuple[str, ...]]],
     shown: frozenset[str],
+    more: Mapping[str, Sequence[int]] | None = None,
 ) -> None:
     """Before the page picker: the page that holds the place a jump asked for. `flagged`
     holds each column's chunk flags, `shown` the flags the filter asks for (a step to the
-    next or previous match)."""
+    next or previous match); `more` the places other views step through, by view (the
+    diff view's differences)."""
     request = st.session_state.pop("nav_request", None)
     if request is None:
         return
-    starts: dict[str, list[int]] = {}
+    starts: dict[str, Sequence[int]] = {}
     matching: dict[str, list[int]] = {}
     for column in columns:
         chunks = zip(column.index["chunks"], flagged[column.name], strict=True)
         own = [(c["start"], names) for c, names in chunks if c["source_id"] == doc]
         starts[column.name] = [start for start, _ in own]
         matching[column.name] = [start for start, names in own if shown.intersection(names)]
+    starts.update(more or {})
     target = jump_target(request, length, starts, matching)
     if target is None:
         said = _nothing_that_way(request, starts)

@@ -5,6 +5,8 @@ Widgets and layout only: `explorer.view.scoreboard` computes, `explorer.view.ren
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import altair as alt
 import streamlit as st
 
@@ -14,8 +16,9 @@ from explorer.view.render import render_matrix
 from explorer.view.scoreboard import check_matrix, column_score, score_rows, size_histogram
 
 
-def show_scoreboard(exploration: Exploration) -> None:
-    """The scoreboard; its flag counts are the report's."""
+def show_scoreboard(exploration: Exploration, pairs: Sequence[Mapping[str, str]] = ()) -> None:
+    """The scoreboard; its flag counts are the report's. `pairs`: a row for each pair of
+    columns diffed (ui/diff.py)."""
     columns = exploration.columns
     scores = [column_score(c) for c in columns]
     st.subheader("Scoreboard")
@@ -24,6 +27,12 @@ def show_scoreboard(exploration: Exploration) -> None:
         "header counts only its document's chunks whose badges the flags chosen above colour."
     )
     st.table(markdown_rows(score_rows(scores, skipped=len(exploration.skipped))))
+    if pairs:
+        st.markdown(
+            "**Where the pair differs**: B's boundaries against A's, over every document both "
+            "cut (chosen under Diff two columns)."
+        )
+        st.table(markdown_rows([dict(row) for row in pairs]))
     st.markdown("**Do the spans stay together?** One row per span check, one column per column.")
     matrix = check_matrix(columns, exploration.checks, exploration.skipped)
     st.html(render_matrix([c.name for c in columns], matrix, exploration.checks))

@@ -15,7 +15,7 @@ from pydantic import Field, GetCoreSchemaHandler, GetPydanticSchema
 from pydantic_core import core_schema
 from typing_extensions import TypedDict
 
-from ..digests import canonical_bytes
+from ..digests import canonical_bytes, sha
 from ..errors import ErrorCode, ExplorerError
 from ..grammars import GrammarSection
 from ..grammars.v1 import Span
@@ -27,8 +27,8 @@ from ..limits import (
     too_many_chunks,
 )
 from ..models import Count, Hex64, LineNumber, NonEmpty, PlainText, VersionOne, strict_shape
-from ..sources.documents import DocumentRecord
-from ..sources.loading import DocumentStatus, LoadResult
+from ..sources.documents import DocumentRecord, document_record
+from ..sources.loading import DocumentStatus, LoadResult, normalized
 from ..workers import IN_TURN, Spread
 from .config import ChunkConfig, ConfigJson, grammar_for
 from .policies import POLICIES, DocumentPolicy, policy_for
@@ -380,6 +380,17 @@ def document_chunks(
 ) -> list[ChunkRecord]:
     """One document's chunks, in order, each with its content-derived `chunk_id`."""
     return _encoded_chunks(document, config, chunk_id_prefix(config), limits)[0]
+
+
+def chunk_texts(text: str, config: ChunkConfig, limits: Limits = DEFAULT_LIMITS) -> list[str]:
+    """The texts of the chunks `config` cuts `text` into, in order: a text as a manifest's
+    document would be after loading (`normalized`), outside any manifest. What
+    `explorer export --snippet` calls for a column of our policies."""
+    text = normalized(text)
+    fields = {"source_id": "text", "version": "1", "path": "text", "sha256": sha(text)}
+    return [
+        chunk["text"] for chunk in document_chunks(document_record(fields, text), config, limits)
+    ]
 
 
 INDEX_ID_HEAD = b'{"chunks":['

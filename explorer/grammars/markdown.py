@@ -355,6 +355,24 @@ def line_starts(text: str) -> list[int]:
     return list(accumulate((len(line) + 1 for line in text.split("\n")), initial=0))
 
 
+def heading_levels(text: str) -> list[tuple[int, int, str]]:
+    """Every top-level heading's start, level (ATX: its number of '#'; setext: 1 under
+    '=', 2 under '-') and title, in order."""
+    starts = line_starts(text)
+    found = []
+    for kind, first, stop, title in top_blocks(text, starts):
+        if kind != _HEADING:
+            continue
+        line = text[starts[first] : starts[first + 1]].lstrip(" ")
+        if line.startswith("#"):
+            level = len(line) - len(line.lstrip("#"))
+        else:
+            underline = text[starts[stop - 1] : starts[stop]].strip()
+            level = 1 if underline.startswith("=") else 2
+        found.append((starts[first], level, title))
+    return found
+
+
 def sections(text: str) -> list[MarkdownSection]:
     """Every section that has a block, in document order; never refuses a document."""
     starts = line_starts(text)

@@ -67,6 +67,14 @@ def _headings(text: str) -> list[re.Match[str]]:
             return found
 
 
+def heading_levels(text: str) -> list[tuple[int, int, str]]:
+    """Every heading line's start, level (its number of '#') and title, in order."""
+    return [
+        (heading.start(), heading.group(0).index(" "), heading.group(1))
+        for heading in _headings(text)
+    ]
+
+
 def sections(text: str) -> list[Section]:
     """Every section with a non-blank body, in document order, of a text that starts
     with a heading."""

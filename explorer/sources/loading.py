@@ -172,13 +172,19 @@ def decode_source(
     if nul >= 0:
         raise ExplorerError(ErrorCode.NUL_BYTE, f"{path!r} has a NUL at character {nul}")
     if text.startswith("\ufeff") or "\r" in text:
-        text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+        text = normalized(text)
         text_sha256 = sha(text)
     else:  # the text is the bytes, decoded: their digest is the text's
         text_sha256 = actual
     if not text or text.isspace():
         raise ExplorerError(ErrorCode.EMPTY_DOCUMENT, f"{path!r} has no text")
     return document_record(fields, text, text_sha256)
+
+
+def normalized(text: str) -> str:
+    """A decoded text as a document holds it: one leading BOM dropped, every CRLF and
+    lone CR a LF."""
+    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
 
 
 @dataclass(frozen=True)

@@ -44,29 +44,36 @@ def _bars(kind: str, runs: Sequence[tuple[int, int]]) -> str:
     )
 
 
+_TITLE = (
+    "The whole document: a line per chunk start, crimson the spans of checks, amber "
+    "flagged chunks, the box the part shown. Click to jump there."
+)
+
+
 def render_minimap(
     length: int,
     starts: Sequence[int],
     spans: Iterable[tuple[int, int]],
     flagged: Iterable[tuple[int, int]],
     window: tuple[int, int],
+    kinds: tuple[str, str] = ("cbx-ms", "cbx-mf"),
+    title: str = _TITLE,
 ) -> str:
     """The strip for one view of a document of `length` characters: `starts` are its
     chunks' starts in order, `spans` the checks' and `flagged` the flagged chunks'
     `[start, end)`, `window` the part the view draws. A tick carries the first chunk
-    start of its row (`data-at`), where a click on it jumps."""
+    start of its row (`data-at`), where a click on it jumps. `kinds` are the classes of
+    the two kinds of bars (left and right), `title` what the strip says on hover."""
     ticks: dict[int, int] = {}
     for start in starts:
         ticks.setdefault(_row(start, length), start)
     low, high = window
     page = _bars("cbx-mp", _runs([(low, high)], length)) if (low, high) != (0, length) else ""
     return (
-        f'<div class="cbx-map" data-len="{length}" title="The whole document: a line per '
-        "chunk start, crimson the spans of checks, amber flagged chunks, the box the part "
-        'shown. Click to jump there.">'
+        f'<div class="cbx-map" data-len="{length}" title="{title}">'
         + page
-        + _bars("cbx-ms", _runs(spans, length))
-        + _bars("cbx-mf", _runs(flagged, length))
+        + _bars(kinds[0], _runs(spans, length))
+        + _bars(kinds[1], _runs(flagged, length))
         + "".join(
             f'<i class="cbx-mt" style="top:{_percent(row)}" data-at="{at}"></i>'
             for row, at in ticks.items()
