@@ -424,7 +424,7 @@ def summarize(results: Sequence[QuestionResult], chunk_count: int, chunk_chars: 
         return _figure(sum(values) / len(values)) if values else 0.0
 
     columns = {metric: [figure_of(r, metric) for r in results] for metric in METRICS}
-    std = {m: _figure(np.std(v)) if v else 0.0 for m, v in columns.items()}
+    std = {m: _figure(float(np.std(v))) if v else 0.0 for m, v in columns.items()}
     return {
         "recall": mean(columns["recall"]),
         "precision": mean(columns["precision"]),

@@ -8,10 +8,10 @@ question ids, the decision's sentence) is escaped here.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
 
-from ..retrieval.evaluate import METRICS, Evaluation, PolicyEvaluation
+from ..retrieval.evaluate import METRICS, Evaluation, Metric, PolicyEvaluation
 
 LABELS = {
     "recall": "Recall",
@@ -125,7 +125,7 @@ def _decision(evaluation: Evaluation) -> str:
     )
 
 
-SWEEP_LINES = {
+SWEEP_LINES: dict[Metric, str] = {
     "recall": "#0969da",
     "iou": "#bc4c00",
     "hit": "#1a7f37",
@@ -134,11 +134,15 @@ SWEEP_LINES = {
 CHART_WIDTH, CHART_HEIGHT, PAD = 720, 300, 40
 
 
+def _size(config: Mapping[str, object]) -> float:
+    """A swept column's size, in its unit."""
+    size = config.get("max_tokens") or config.get("max_chars") or 0
+    return float(size) if isinstance(size, int) else 0.0
+
+
 def sweep_chart(policies: Sequence[PolicyEvaluation]) -> str:
     """Recall, IoU, hit rate and Precision_Ω against the size, with recall's intervals."""
-    sizes = [
-        float(p["config"].get("max_tokens") or p["config"].get("max_chars") or 0) for p in policies
-    ]
+    sizes = [_size(p["config"]) for p in policies]
     low, high = min(sizes), max(sizes)
     span = (high - low) or 1.0
 
