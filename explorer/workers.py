@@ -181,7 +181,7 @@ def _in_children(work: Callable[[int], T], count: int, workers: int) -> Generato
 
 
 # What a child does not take from the command's terminal or from a `kill`: the command
-# takes it and ends its children (and they end with it: `_end_with`).
+# takes it and ends its children (and they end with it: `end_with`).
 _HELD = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT}
 
 
@@ -190,8 +190,7 @@ def _fork(
 ) -> None:
     """`workers` children serving `work`, each with its result pipe in `children`; the
     signals above held while they fork, so that none runs this process's handlers."""
-    parent = os.getpid()
-    _prctl()  # found once, here, not in each child
+    parent = parent_of_children()
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
     try:
         for _ in range(workers):
@@ -223,7 +222,7 @@ def _serve(
     the parent dies, and holds open no pipe of the parent's."""
     code = 1
     try:
-        _end_with(parent)
+        end_with(parent)
         keep_only(tasks, fd)
         # What the parent built is read, never freed, here: out of the collector's sight,
         # it is neither walked again nor copied page by page.
@@ -245,10 +244,19 @@ def _serve(
         os._exit(code)
 
 
-def _end_with(parent: int) -> None:  # pragma: no cover - in a child
+def parent_of_children() -> int:
+    """This process's id, for `end_with` in the children it forks next; the C library's
+    `prctl` is found now, once, not in each child."""
+    _prctl()
+    return os.getpid()
+
+
+def end_with(parent: int) -> None:  # pragma: no cover - in a child
     """Linux's PR_SET_PDEATHSIG: the kernel kills this child when the command dies, by
     SIGKILL or SIGTERM too, whose ends run none of its cleanup; a child whose command
-    died before this took hold ends now."""
+    (`parent`, from `parent_of_children` before the fork) died before this took hold
+    ends now. The signal comes when the thread that forked the child ends, so fork
+    from a thread that lasts as long as the process."""
     prctl = _prctl()
     if prctl is not None:
         prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)

@@ -9,7 +9,12 @@ from __future__ import annotations
 import json
 import os
 import random
+import signal
+import subprocess
+import sys
+import threading
 import time
+from contextlib import suppress
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -34,6 +39,7 @@ from explorer.sources.loading import DirectoryReader, load_documents
 from explorer.sources.manifest import parse_manifest
 from tests import embedders
 from tests.conftest import ROOT, ManifestBuilder, run_cli, run_module, sha256_hex
+from tests.test_workers import ended
 
 APP = str(ROOT / "app.py")
 # Item 1's separator: catastrophic backtracking on any line without "Q!".
@@ -380,6 +386,89 @@ def _open_descriptors() -> list[tuple[int, int]]:
         except OSError:  # the listing's own descriptor, closed by now
             continue
     return sorted(found)
+
+
+def _children(pid: int) -> set[int]:
+    """The processes `pid` has forked and not yet reaped, from every thread of it."""
+    found: set[int] = set()
+    with suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with suppress(OSError):
+                found.update(int(child) for child in (task / "children").read_text().split())
+    return found
+
+
+def _busy(pid: int) -> bool:
+    """Running on a CPU or ready to (`R`), as a backtracking regex is."""
+    with suppress(OSError):
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "R"
+    return False
+
+
+@pytest.mark.parametrize("command", ["compare", "validate"])
+def test_a_serving_child_dies_with_its_command_killed_outright(
+    monkeypatch: pytest.MonkeyPatch,
+    make_manifest: ManifestBuilder,
+    tmp_path: Path,
+    command: str,
+) -> None:
+    """Issue #37 item 15: SIGKILL (a CI timeout's) runs none of the command's cleanup;
+    the kernel ends the child serving its library call (PR_SET_PDEATHSIG), which would
+    otherwise backtrack at full CPU for ever, adopted by init."""
+    text = "# T\n\n" + "a" * 60 + "\n"
+    if command == "compare":
+        regex = ["--param", 'separators=["(.+)+Q!"]', "--param", "is_separator_regex=true"]
+        args = [str(one_document(make_manifest, text)), "--policy", "langchain-recursive", *regex]
+    else:
+        path = tmp_path / "index.json"
+        path.write_text(
+            json.dumps(forged_index(monkeypatch, "langchain-recursive", BACKTRACKING, text))
+        )
+        args = [str(path)]
+    running = subprocess.Popen(
+        [sys.executable, "-m", "explorer", command, *args, "--library-seconds", "600"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        serving: set[int] = set()
+        while not serving and running.poll() is None and time.monotonic() < deadline:
+            serving = {pid for pid in _children(running.pid) if _busy(pid)}
+            time.sleep(0.01)
+        assert serving, "the command ended before its serving child was seen at work"
+        running.kill()
+        running.wait(timeout=30)
+        deadline = time.monotonic() + 2
+        while not all(map(ended, serving)) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        left = [pid for pid in serving if not ended(pid)]
+    finally:
+        running.kill()
+    for pid in left:  # leave no runaway behind, whatever the outcome
+        with suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    assert left == [], "the serving child outlived its command by 2 s"
+
+
+def test_a_serving_child_outlives_the_thread_that_first_called_it() -> None:
+    """The death signal comes when the thread that forked the child ends, and the app's
+    script threads end after each run: the child must serve the next run still."""
+    from explorer.chunking import deadline
+
+    if deadline._child is not None:
+        deadline._child.end()
+        deadline._child = None
+    timed_out = lambda: ExplorerError(ErrorCode.USAGE, "timed out")  # noqa: E731
+    first: list[int] = []
+    thread = threading.Thread(
+        target=lambda: first.append(deadline.call_within(30, timed_out, os.getpid))
+    )
+    thread.start()
+    thread.join()
+    time.sleep(0.2)
+    assert first and deadline.call_within(30, timed_out, os.getpid) == first[0]
 
 
 def test_the_serving_child_keeps_no_descriptor_of_the_parent() -> None:

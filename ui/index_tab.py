@@ -185,15 +185,15 @@ MODE_HELP = {
 }
 
 
-def show_index(store: Store, tenants: frozenset[str] | None) -> None:
-    """`tenants`: what the session may see (None: every tenant)."""
-    may_see = visible(tenants)
+def show_index(store: Store, seen: frozenset[str] | None) -> None:
+    """`seen`: the tenants the session may see (None: every tenant)."""
+    may_see = visible(seen)
     st.subheader("Runs: before and after")
     st.caption(
         "Vectors: computed by the embedder in that run, and reused from the cache."
-        + ("" if tenants is None else " Only runs limited to the tenants you see are listed.")
+        + ("" if seen is None else " Only runs limited to the tenants you see are listed.")
     )
-    st.table(markdown_rows([run.cells() for run in store.history(tenants)]))
+    st.table(markdown_rows([run.cells() for run in store.history(seen)]))
     failures = [f.cells() for f in store.failures() if may_see(f.tenant)]
     if failures:
         st.caption("Documents a run did not write (their previous version stayed served):")

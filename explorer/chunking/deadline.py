@@ -6,30 +6,44 @@ the GIL in C, where no signal handler runs either: only a process can be ended a
 moment. The child is forked once, so it starts with everything the parent has imported
 and loaded, and then serves call after call through a pipe (a fork costs ~30 ms here,
 more than a library takes on most documents); one killed at its deadline is replaced
-at the next call.
+at the next call. It dies with this process, however that ends (`end_with`: even
+SIGKILL, which runs no cleanup), so a call never outlives the command that made it.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from functools import cache
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import Any, TypeVar, cast
 
 from ..errors import ExplorerError
 from ..memo import forget
-from ..workers import Failed, Outcome, describe_failure, keep_only, outcome, unpacked
+from ..workers import (
+    Failed,
+    Outcome,
+    describe_failure,
+    end_with,
+    keep_only,
+    outcome,
+    parent_of_children,
+    unpacked,
+)
 
 T = TypeVar("T")
 
 
-def _serve(connection: Connection) -> None:
-    """The child: answer each call it is sent until the parent closes the pipe. It keeps
-    no other descriptor the parent had open beyond the standard three: a pipe the parent
-    holds (to a browser's driver, to a reader of its output) must close when the parent
-    closes it, not when this child ends."""
+def _serve(connection: Connection, parent: int) -> None:
+    """The child: answer each call it is sent until the parent closes the pipe. It dies
+    with the parent, and keeps no other descriptor the parent had open beyond the
+    standard three: a pipe the parent holds (to a browser's driver, to a reader of its
+    output) must close when the parent closes it, not when this child ends."""
+    end_with(parent)
     keep_only(connection.fileno())
     forget()  # what the parent derived in a block it forked this child in
     while True:
@@ -46,10 +60,12 @@ class _Child:
     def __init__(self) -> None:
         context = multiprocessing.get_context("fork")
         self.connection, theirs = context.Pipe()
-        self.process: BaseProcess = context.Process(target=_serve, args=(theirs,), daemon=True)
+        self.parent = parent_of_children()
+        self.process: BaseProcess = context.Process(
+            target=_serve, args=(theirs, self.parent), daemon=True
+        )
         self.process.start()
         theirs.close()
-        self.parent = os.getpid()
 
     def end(self) -> None:
         self.connection.close()
@@ -64,8 +80,24 @@ _child: _Child | None = None
 def _serving() -> _Child:
     global _child
     if _child is None or _child.parent != os.getpid() or not _child.process.is_alive():
-        _child = _Child()
+        _child = _forked()
     return _child
+
+
+def _forked() -> _Child:
+    """A new child, forked by a thread that lasts as long as this process: the kernel
+    signals a child when the thread that forked it ends, and the app's script threads
+    end after each run."""
+    if threading.current_thread() is threading.main_thread():
+        return _Child()
+    return _forker(os.getpid()).submit(_Child).result()
+
+
+@cache
+def _forker(pid: int) -> ThreadPoolExecutor:
+    """The thread that forks serving children in process `pid` (a forked process has
+    none of its parent's threads: it makes its own)."""
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="serving-child-forker")
 
 
 def call_within(
