@@ -199,10 +199,10 @@ def show_index(store: Store, seen: frozenset[str] | None) -> None:
         st.caption("Documents a run did not write (their previous version stayed served):")
         st.table(markdown_rows(failures))
     st.subheader("Served documents and search")
-    seen = [tenant for tenant in store.tenants() if may_see(tenant)]
-    if seen:
+    tenants = [tenant for tenant in store.tenants() if may_see(tenant)]
+    if tenants:
         left, middle, right = st.columns([2, 5, 1])
-        tenant = left.selectbox("Tenant", seen, key="tenant")
+        tenant = left.selectbox("Tenant", tenants, key="tenant")
         st.caption(
             f"What tenant {markdown_literal(repr(tenant))} is served: each document's active "
             "version, and the run that made it active (`explorer documents`)."
