@@ -487,3 +487,28 @@ def test_the_serving_child_keeps_no_descriptor_of_the_parent() -> None:
         os.close(reading)
     assert pipe not in {inode for _, inode in held}
     assert len(held) <= 4, held  # the standard three and its pipe to the parent
+
+
+def _answer_after(value: int, text: str) -> tuple[int, str]:
+    time.sleep(0.01 * (value % 3))
+    return value, text[:10]
+
+
+def test_library_calls_from_threads_at_once_each_get_their_own_answer() -> None:
+    """The app's sessions are threads of one process sharing one serving child: each call
+    gets its own answer, never another session's."""
+    from explorer.chunking import deadline
+
+    answers: dict[int, int] = {}
+
+    def call(n: int) -> None:
+        timed_out = lambda: ExplorerError(ErrorCode.LIBRARY_TIMEOUT, "too slow")  # noqa: E731
+        text = f"{n:010d}" * 40_000  # 400 KB: a pipe takes it in several writes
+        answers[n] = deadline.call_within(30, timed_out, _answer_after, n, text)
+
+    threads = [threading.Thread(target=call, args=(n,)) for n in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert answers == {n: (n, f"{n:010d}") for n in range(12)}

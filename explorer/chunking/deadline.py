@@ -75,6 +75,9 @@ class _Child:
 
 
 _child: _Child | None = None
+# One call at a time: the app's sessions are threads of one process, and two calls on one
+# pipe would each read whichever answer came first (another session's chunks).
+_calling = threading.Lock()
 
 
 def _serving() -> _Child:
@@ -111,21 +114,24 @@ def call_within(
     pickle. An `ExplorerError` in the child is raised here as it was; anything else it
     raised is `Failed`, and so is a child that dies without answering (out of memory)."""
     global _child
-    child = _serving()
-    answer: Outcome | None = None
-    try:
-        child.connection.send((function, args))
-        answered = child.connection.poll(seconds)
-        if answered:
-            answer = child.connection.recv()
-    except (EOFError, BrokenPipeError):
-        answered = True  # it died: below
-    if answer is None:
-        child.end()
-        _child = None
-        if not answered:
-            raise timed_out()
-        raise Failed(f"its process ended without an answer (exit code {child.process.exitcode})")
+    with _calling:
+        child = _serving()
+        answer: Outcome | None = None
+        try:
+            child.connection.send((function, args))
+            answered = child.connection.poll(seconds)
+            if answered:
+                answer = child.connection.recv()
+        except (EOFError, BrokenPipeError):
+            answered = True  # it died: below
+        if answer is None:
+            child.end()
+            _child = None
+            if not answered:
+                raise timed_out()
+            raise Failed(
+                f"its process ended without an answer (exit code {child.process.exitcode})"
+            )
     return cast(T, unpacked(answer))
 
 
