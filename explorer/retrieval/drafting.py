@@ -300,7 +300,7 @@ def draft_asked(passages: Sequence[Passage], generator: ApiGenerator) -> Questio
             kept.add(question.casefold())
             questions.append(_question(passage, question))
         else:
-            reasons.append(LeftOut(**_place(passage), reason=problem))
+            reasons.append(LeftOut.model_validate({**_place(passage), "reason": problem}))
     report = DraftReport(
         generator=generator.name,
         asked=len(passages[:MAX_QUESTIONS]),

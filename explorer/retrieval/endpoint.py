@@ -243,7 +243,7 @@ class Endpoint:
 
 def backoff(attempt: int) -> float:
     """Seconds before retry `attempt + 1`: 0.5, 1, 2, 4, … (at most `MAX_WAIT_SECONDS`)."""
-    return min(FIRST_BACKOFF_SECONDS * 2**attempt, MAX_WAIT_SECONDS)
+    return min(FIRST_BACKOFF_SECONDS * 2.0**attempt, MAX_WAIT_SECONDS)
 
 
 def _retry_after(headers: httpx.Headers) -> float | None:
