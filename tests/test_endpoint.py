@@ -506,3 +506,16 @@ def test_nothing_listening_uses_up_the_retries(tmp_path: Path) -> None:
     assert result.code == 2
     assert result.err.splitlines()[-1].startswith("error: endpoint_failed: ")
     assert "failed 2 time(s) (--max-retries 1): the connection failed (ConnectError)" in result.err
+
+
+def test_ingest_records_a_refusing_endpoint_for_each_document(
+    server: HTTPServer, tmp_path: Path
+) -> None:
+    serve(server, lambda request: json_response({"error": {"message": f"no {KEY}"}}, 401))
+    db = tmp_path / "index.db"
+    ingested = run_cli("ingest", LIBRARY, "--db", db, *api(server))
+    assert ingested.code == 0, ingested.err
+    warnings = [line for line in ingested.err.splitlines() if line.startswith("warning: ")]
+    assert warnings and all("endpoint_unauthorized: acme/" in line for line in warnings)
+    assert "failed" in ingested.out
+    no_key_anywhere(ingested.out, ingested.err, files=(db,))
