@@ -220,7 +220,7 @@ class ApiGenerator:
         try:
             answer = self.endpoint.post("/chat/completions", payload)
         except EndpointError as error:
-            if self.seed is None or error.status not in (400, 422) or "seed" not in error.detail:
+            if self.seed is None or error.status not in (400, 422) or "seed" not in error.message:
                 raise
             self.seed = None  # the server takes no seed: ask without
             return self.ask(passage, attempt)
