@@ -539,7 +539,7 @@ def test_ingest_records_a_refusing_endpoint_for_each_document(
 
 def test_a_sweep_through_the_api_revisits_no_text(server: HTTPServer, tmp_path: Path) -> None:
     serve(server, embeddings)
-    sweep = (
+    sweep: tuple[str | Path, ...] = (
         "evaluate", LIBRARY, "--questions", ROOT / "fixtures" / "library" / "questions.json",
         "--sweep", "heading-aware:40:80:20", "--grammar", "markdown", "--retriever", "hybrid",
         "--vector-cache", tmp_path / "vectors.db", *api(server),
