@@ -587,3 +587,20 @@ def test_a_server_message_is_short_and_never_shows_the_key(text: str, at: int) -
         assert KEY not in message
         shown = message.removeprefix(": ")
         assert not shown or len(ast.literal_eval(shown).removesuffix("…")) <= 200
+
+
+def test_dimensions_that_change_between_batches(server: HTTPServer, tmp_path: Path) -> None:
+    serve(server, embeddings, _changing_all)
+    result = evaluate(tmp_path, *api(server), "--max-retries", "0")
+    assert result.code == 2
+    assert "error: embedding_failed: " in result.err
+    assert "dimensions that change (31 after 32)" in result.err
+    kept = sqlite3.connect(tmp_path / "vectors.db").execute("SELECT count(*) FROM vectors")
+    assert kept.fetchone()[0] == 5  # the first batch (the questions) stays
+
+
+def _changing_all(request: Request) -> Response:
+    body = vectors_of(request.get_json()["input"])
+    for item in body["data"]:
+        item["embedding"].pop()
+    return json_response(body)
