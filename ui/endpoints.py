@@ -101,8 +101,9 @@ def embedder_picker(place: DeltaGenerator) -> None:
 
 
 def picked_embedder() -> str:
-    """The configured embedder's name picked, or `WORDLLAMA`."""
-    picked = st.session_state.get(PICKED, WORDLLAMA)
+    """The configured embedder's name picked, or `WORDLLAMA`: the picker's value (set
+    before the run, so the link written earlier in the run has it), else the one kept."""
+    picked = st.session_state.get(EMBEDDER, st.session_state.get(PICKED, WORDLLAMA))
     return picked if picked in configured("embedders") else WORDLLAMA
 
 
