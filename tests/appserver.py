@@ -12,7 +12,7 @@ import tempfile
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from playwright.sync_api import Page, sync_playwright
@@ -60,8 +60,11 @@ def running_app(log: Path, timeout: float = 60.0) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def app_process(log: Path, timeout: float = 60.0) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """`running_app`, with the server process (to measure it)."""
+def app_process(
+    log: Path, timeout: float = 60.0, options: Sequence[str] = ()
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`running_app`, with the server process (to measure it); `options` are more of
+    streamlit's (e.g. `--secrets.files PATH`)."""
     port = free_port()
     command = [
         sys.executable,
@@ -79,6 +82,7 @@ def app_process(log: Path, timeout: float = 60.0) -> Iterator[tuple[str, subproc
         "none",
         "--browser.gatherUsageStats",
         "false",
+        *options,
     ]
     with log.open("wb") as output:
         environment = {**os.environ, "EXPLORER_DB": str(log.parent / "index.db")}

@@ -4,23 +4,38 @@ openai:MODEL`, their bounded waiting, their refusals, the vector cache and the k
 
 from __future__ import annotations
 
+import ast
+import email.utils
+import functools
 import json
 import re
 import socket
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from explorer.chunking.index import build_index
 from explorer.chunking.policies import make_config
+from explorer.errors import ErrorCode
 from explorer.retrieval.drafting import COPIED_WORDS, PROMPT, SYSTEM
-from explorer.retrieval.endpoint import MAX_BODY_BYTES
+from explorer.retrieval.endpoint import (
+    MAX_BODY_BYTES,
+    MAX_WAIT_SECONDS,
+    Endpoint,
+    EndpointOptions,
+    _retry_after,
+    backoff,
+)
 from explorer.sources.loading import DirectoryReader, load_documents
 from explorer.sources.manifest import parse_manifest
 from tests import embedders
@@ -200,8 +215,9 @@ def test_429_with_retry_after_is_waited_for(server: HTTPServer, tmp_path: Path) 
     assert len(requests(server)) == 3  # the questions, again, then the chunks
 
 
-def test_500_then_success(server: HTTPServer, tmp_path: Path) -> None:
-    broken = json_response({"error": {"message": "boom"}}, 500)
+@pytest.mark.parametrize("status", [500, 408, 409, 429, 502, 503])
+def test_a_passing_failure_then_success(server: HTTPServer, tmp_path: Path, status: int) -> None:
+    broken = json_response({"error": {"message": "boom"}}, status)
     serve(server, lambda request: broken, embeddings)
     result = evaluate(tmp_path, *api(server), "--embed-batch", "1000")
     assert result.code == 0, result.err
@@ -506,3 +522,85 @@ def test_nothing_listening_uses_up_the_retries(tmp_path: Path) -> None:
     assert result.code == 2
     assert result.err.splitlines()[-1].startswith("error: endpoint_failed: ")
     assert "failed 2 time(s) (--max-retries 1): the connection failed (ConnectError)" in result.err
+
+
+def test_ingest_records_a_refusing_endpoint_for_each_document(
+    server: HTTPServer, tmp_path: Path
+) -> None:
+    serve(server, lambda request: json_response({"error": {"message": f"no {KEY}"}}, 401))
+    db = tmp_path / "index.db"
+    ingested = run_cli("ingest", LIBRARY, "--db", db, *api(server))
+    assert ingested.code == 0, ingested.err
+    warnings = [line for line in ingested.err.splitlines() if line.startswith("warning: ")]
+    assert warnings and all("endpoint_unauthorized: acme/" in line for line in warnings)
+    assert "failed" in ingested.out
+    no_key_anywhere(ingested.out, ingested.err, files=(db,))
+
+
+def test_a_sweep_through_the_api_revisits_no_text(server: HTTPServer, tmp_path: Path) -> None:
+    serve(server, embeddings)
+    sweep: tuple[str | Path, ...] = (
+        "evaluate", LIBRARY, "--questions", ROOT / "fixtures" / "library" / "questions.json",
+        "--sweep", "heading-aware:40:80:20", "--grammar", "markdown", "--retriever", "hybrid",
+        "--vector-cache", tmp_path / "vectors.db", *api(server),
+    )  # fmt: skip
+    first = run_cli(*sweep)
+    assert first.code == 0, first.err
+    assert first.out.count("heading-aware@") == 3
+    sent = requests(server)
+    texts = [text for body in sent for text in body["input"]]
+    assert len(texts) == len(set(texts))  # a chunk two sizes share is sent once
+    server.clear_log()
+    again = run_cli(*sweep)
+    assert again.code == 0 and again.out == first.out
+    assert requests(server) == [] and "usage: 0 request(s), 0 input token(s)" in again.err
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [("3", 3.0), ("0.5", 0.5), ("-4", 0.0), ("soon", None), ("", None), ("nan", None)],
+)
+def test_retry_after_in_seconds(value: str, seconds: float | None) -> None:
+    assert _retry_after(httpx.Headers({"Retry-After": value})) == seconds
+
+
+def test_retry_after_as_an_http_date() -> None:
+    later = email.utils.format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
+    waited = _retry_after(httpx.Headers({"Retry-After": later}))
+    assert waited is not None and 25 < waited <= 30
+    assert backoff(0) == 0.5 and backoff(3) == 4.0 and backoff(20) == MAX_WAIT_SECONDS
+
+
+@functools.cache
+def keyed_endpoint() -> Endpoint:
+    """An endpoint that holds `KEY` (made once: a client costs an SSL context)."""
+    options = EndpointOptions(base_url="http://127.0.0.1:9/v1")
+    return Endpoint(options, ErrorCode.USAGE, {"OPENAI_API_KEY": KEY})
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=600), st.integers(0, 600))
+def test_a_server_message_is_short_and_never_shows_the_key(text: str, at: int) -> None:
+    body = text[:at] + KEY + text[at:]
+    for data in (body, json.dumps({"error": {"message": body}}), json.dumps({"detail": body})):
+        message = keyed_endpoint()._message(bytearray(data.encode()))
+        assert KEY not in message
+        shown = message.removeprefix(": ")
+        assert not shown or len(ast.literal_eval(shown).removesuffix("…")) <= 200
+
+
+def test_dimensions_that_change_between_batches(server: HTTPServer, tmp_path: Path) -> None:
+    serve(server, embeddings, _changing_all)
+    result = evaluate(tmp_path, *api(server), "--max-retries", "0")
+    assert result.code == 2
+    assert "error: embedding_failed: " in result.err
+    assert "dimensions that change (31 after 32)" in result.err
+    kept = sqlite3.connect(tmp_path / "vectors.db").execute("SELECT count(*) FROM vectors")
+    assert kept.fetchone()[0] == 5  # the first batch (the questions) stays
+
+
+def _changing_all(request: Request) -> Response:
+    body = vectors_of(request.get_json()["input"])
+    for item in body["data"]:
+        item["embedding"].pop()
+    return json_response(body)

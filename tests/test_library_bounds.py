@@ -499,7 +499,7 @@ def test_library_calls_from_threads_at_once_each_get_their_own_answer() -> None:
     gets its own answer, never another session's."""
     from explorer.chunking import deadline
 
-    answers: dict[int, int] = {}
+    answers: dict[int, tuple[int, str]] = {}
 
     def call(n: int) -> None:
         timed_out = lambda: ExplorerError(ErrorCode.LIBRARY_TIMEOUT, "too slow")  # noqa: E731

@@ -38,6 +38,9 @@ from explorer.view.display import markdown_literal
 
 Kind = Literal["embedders", "generators"]
 EMBEDDER = "embedder"  # the picker's key and the link's parameter
+# The embedder picked, kept apart from the widget's state: Streamlit drops that in a run
+# that does not draw the tab (no document loaded yet, e.g. while files are uploaded).
+PICKED = "embedder_picked"
 GENERATOR = "draft_generator"
 WORDLLAMA = ""  # the bundled WordLlama: the picker's first option
 NO_GENERATOR = ""
@@ -65,7 +68,7 @@ def link_embedder(query: Mapping[str, str]) -> list[str]:
     if named is None:
         return []
     if named in configured("embedders"):
-        st.session_state[EMBEDDER] = named
+        st.session_state[PICKED] = named
         return []
     return [
         f"The link names the embedder {markdown_literal(repr(named[:80]))}, which is not "
@@ -75,8 +78,8 @@ def link_embedder(query: Mapping[str, str]) -> list[str]:
 
 def embedder_query() -> dict[str, str]:
     """The link's parameter for the embedder picked (none for the bundled one)."""
-    picked = st.session_state.get(EMBEDDER, WORDLLAMA)
-    return {EMBEDDER: picked} if picked and picked in configured("embedders") else {}
+    picked = picked_embedder()
+    return {EMBEDDER: picked} if picked else {}
 
 
 def embedder_picker(place: DeltaGenerator) -> None:
@@ -85,8 +88,8 @@ def embedder_picker(place: DeltaGenerator) -> None:
     if not names:
         return
     if st.session_state.get(EMBEDDER) not in [WORDLLAMA, *names]:
-        st.session_state[EMBEDDER] = WORDLLAMA
-    place.selectbox(
+        st.session_state[EMBEDDER] = picked_embedder()
+    st.session_state[PICKED] = place.selectbox(
         "Embedder",
         [WORDLLAMA, *names],
         key=EMBEDDER,
@@ -98,8 +101,9 @@ def embedder_picker(place: DeltaGenerator) -> None:
 
 
 def picked_embedder() -> str:
-    """The configured embedder's name picked, or `WORDLLAMA`."""
-    picked = st.session_state.get(EMBEDDER, WORDLLAMA)
+    """The configured embedder's name picked, or `WORDLLAMA`: the picker's value (set
+    before the run, so the link written earlier in the run has it), else the one kept."""
+    picked = st.session_state.get(EMBEDDER, st.session_state.get(PICKED, WORDLLAMA))
     return picked if picked in configured("embedders") else WORDLLAMA
 
 

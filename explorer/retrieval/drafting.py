@@ -220,7 +220,7 @@ class ApiGenerator:
         try:
             answer = self.endpoint.post("/chat/completions", payload)
         except EndpointError as error:
-            if self.seed is None or error.status not in (400, 422) or "seed" not in error.detail:
+            if self.seed is None or error.status not in (400, 422) or "seed" not in error.message:
                 raise
             self.seed = None  # the server takes no seed: ask without
             return self.ask(passage, attempt)
@@ -300,14 +300,7 @@ def draft_asked(passages: Sequence[Passage], generator: ApiGenerator) -> Questio
             kept.add(question.casefold())
             questions.append(_question(passage, question))
         else:
-            reasons.append(
-                LeftOut(
-                    source_id=passage.source_id,
-                    start=passage.start,
-                    end=passage.end,
-                    reason=problem,
-                )
-            )
+            reasons.append(LeftOut.model_validate({**_place(passage), "reason": problem}))
     report = DraftReport(
         generator=generator.name,
         asked=len(passages[:MAX_QUESTIONS]),

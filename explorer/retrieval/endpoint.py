@@ -109,11 +109,13 @@ class BadAnswer(Exception):
 
 
 class EndpointError(ExplorerError):
-    """`endpoint_unauthorized` or `endpoint_failed`, with the HTTP status (0: none)."""
+    """`endpoint_unauthorized` or `endpoint_failed`, with the HTTP status (0: none) and
+    the server's message (masked, at most 200 characters)."""
 
-    def __init__(self, code: ErrorCode, detail: str, status: int = 0) -> None:
+    def __init__(self, code: ErrorCode, detail: str, status: int = 0, message: str = "") -> None:
         super().__init__(code, detail)
         self.status = status
+        self.message = message
 
 
 class Endpoint:
@@ -180,7 +182,10 @@ class Endpoint:
                     )
                 if status not in RETRIED and status < 500:
                     raise EndpointError(
-                        ErrorCode.ENDPOINT_FAILED, f"{self.host} answered {status}{message}", status
+                        ErrorCode.ENDPOINT_FAILED,
+                        f"{self.host} answered {status}{message}",
+                        status,
+                        message,
                     )
                 problem, wait = f"it answered {status}{message}", _retry_after(headers)
             if last:
@@ -191,7 +196,7 @@ class Endpoint:
             f"{self.host} failed {retries + 1} time(s) (--max-retries {retries}): {problem}",
         )
 
-    def _send(self, path: str, body: bytes) -> tuple[int, httpx.Headers, bytes | None]:
+    def _send(self, path: str, body: bytes) -> tuple[int, httpx.Headers, bytearray | None]:
         """Status, headers and body (None: larger than the bound) of one request, read
         in pieces within `request_seconds` overall."""
         import httpx
@@ -207,20 +212,18 @@ class Endpoint:
             declared = response.headers.get("Content-Length", "")
             if declared.isdigit() and int(declared) > limit:
                 return response.status_code, response.headers, None
-            pieces: list[bytes] = []
-            total = 0
+            answer = bytearray()  # grown in place: no second copy of a large answer
             for piece in response.iter_bytes():
-                total += len(piece)
-                if total > limit:
+                if len(answer) + len(piece) > limit:
                     return response.status_code, response.headers, None
                 if time.monotonic() > deadline:
                     raise httpx.ReadTimeout("the answer took too long")
-                pieces.append(piece)
-            return response.status_code, response.headers, b"".join(pieces)
+                answer += piece
+            return response.status_code, response.headers, answer
         finally:
             response.close()
 
-    def _message(self, data: bytes | None) -> str:
+    def _message(self, data: bytearray | None) -> str:
         """`: ` and the server's message, at most 200 characters, key masked."""
         if not data:
             return ""
@@ -243,7 +246,7 @@ class Endpoint:
 
 def backoff(attempt: int) -> float:
     """Seconds before retry `attempt + 1`: 0.5, 1, 2, 4, … (at most `MAX_WAIT_SECONDS`)."""
-    return float(min(FIRST_BACKOFF_SECONDS * 2**attempt, MAX_WAIT_SECONDS))
+    return min(FIRST_BACKOFF_SECONDS * 2.0**attempt, MAX_WAIT_SECONDS)
 
 
 def _retry_after(headers: httpx.Headers) -> float | None:
@@ -266,7 +269,7 @@ def _refuse_constant(name: str) -> float:
     raise BadAnswer(f"a {name} value")
 
 
-def _json(data: bytes | None) -> Any:
+def _json(data: bytearray | None) -> Any:
     """orjson's reading (several times faster on vectors); when it refuses, the standard
     library's says why (a NaN is a value it reads, and we refuse by name)."""
     if data is None:
