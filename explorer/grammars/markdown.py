@@ -16,7 +16,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from heapq import merge
-from itertools import accumulate
+from itertools import accumulate, pairwise
 
 from markdown_it import MarkdownIt
 from markdown_it_pyrs import MarkdownIt as MarkdownItRs
@@ -240,7 +240,9 @@ def fast_blocks(text: str, starts: list[int]) -> list[Found] | None:
             continue
         found.append((_PARAGRAPH if name == "paragraph" else _BLOCK, first, stop, ""))
         if name in _LISTS:
-            found.extend((_LIST_ITEM, *lines(item.srcmap), "") for item in node.children if item.srcmap)
+            found.extend(
+                (_LIST_ITEM, *lines(item.srcmap), "") for item in node.children if item.srcmap
+            )
         if name not in _CONTAINERS or not _may_nest(text[starts[first] : starts[stop]]):
             continue
         # Depth first, in document order, each node with its token level in markdown-it-py.
@@ -368,7 +370,7 @@ class MarkdownSection:
             inside = items[bisect_right(items, start) : bisect_left(items, end)]
             bounds = [start, *inside, end]
             prose = (start, end) in paragraphs
-            found.extend(((a, b), prose) for a, b in zip(bounds, bounds[1:], strict=False))
+            found.extend(((a, b), prose) for a, b in pairwise(bounds))
         return found
 
 

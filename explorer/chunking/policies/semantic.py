@@ -22,14 +22,15 @@ of the same document, grammar, window and embedder embeds nothing again.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from hashlib import sha256
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from ...embedders import Embedder, batch_size, embed_texts, embedder_named
 from ...errors import ErrorCode, ExplorerError
-from ...grammars import GrammarSection
+from ...grammars import GrammarSection, Unit
 from ...grammars.v1 import Span
 from ..config import ChunkConfig, Semantic, grammar_for
 from ..sentences import sentences as prose_sentences
@@ -183,9 +184,7 @@ def document_curve(text: str, config: ChunkConfig) -> Curve:
     above = [] if threshold is None else np.flatnonzero(distances > threshold).tolist()
     gap_before = list(sentences.gaps())
     chunks, forced = _cut(text, config, sentences, distances, set(above))
-    return Curve(
-        sentences, gap_before, left, right, distances, threshold, above, chunks, forced
-    )
+    return Curve(sentences, gap_before, left, right, distances, threshold, above, chunks, forced)
 
 
 def _cut(
@@ -195,20 +194,31 @@ def _cut(
     distances: Distances,
     breakpoints: set[int],
 ) -> tuple[list[tuple[GrammarSection, Span]], list[int]]:
-    """Each section cut at its breakpoints, then as the maximum requires."""
-    unit = UNITS[config.unit_name]
-    size = config.size()
-    spans = sentences.spans
-    chunks: list[tuple[GrammarSection, Span]] = []
-    forced: list[int] = []
+    """Each section cut at its breakpoints, then as the maximum requires; and where the
+    maximum cut, in order."""
+    cutter = _Cutter(text, UNITS[config.unit_name], config.size())
     gap = 0  # the number of the section's first gap
     for section, first, stop in sentences.sections:
-        own = spans[first:stop]
-        measures = unit.measure_units(text, own)
         count = stop - first
-        section_gaps = distances[gap : gap + count - 1]
         cuts = [j for j in range(count - 1) if gap + j in breakpoints]
-        gap += max(count - 1, 0)
+        own = sentences.spans[first:stop]
+        cutter.section(section, own, distances[gap : gap + count - 1], cuts)
+        gap += count - 1
+    return cutter.chunks, sorted(cutter.forced)
+
+
+class _Cutter:
+    def __init__(self, text: str, unit: Unit, size: int) -> None:
+        self.text, self.unit, self.size = text, unit, size
+        self.chunks: list[tuple[GrammarSection, Span]] = []
+        self.forced: list[int] = []
+
+    def section(
+        self, section: GrammarSection, own: list[Span], gaps: Distances, cuts: list[int]
+    ) -> None:
+        """One section's sentences `own`, the distances of its gaps, its breakpoints."""
+        text, unit, size = self.text, self.unit, self.size
+        measures = unit.measure_units(text, own)
         table: _RangeMax | None = None
 
         def measure(a: int, b: int) -> int:
@@ -217,27 +227,26 @@ def _cut(
                 return summed
             return unit.measure_span(text, own[a][0], own[b][1])
 
-        bounds = [-1, *cuts, count - 1]
-        for low, high in zip(bounds, bounds[1:], strict=False):
+        bounds = [-1, *cuts, len(own) - 1]
+        for low, high in pairwise(bounds):
             stack = [(low + 1, high)]
             while stack:
                 a, b = stack.pop()
                 if measure(a, b) <= size:
-                    chunks.append((section, (own[a][0], own[b][1])))
+                    self.chunks.append((section, (own[a][0], own[b][1])))
                 elif a == b:
                     windows = list(unit.cut(text, own[a][0], own[a][1], size))
-                    forced.extend(start for start, _ in windows[1:])
-                    chunks.extend(
+                    self.forced.extend(start for start, _ in windows[1:])
+                    self.chunks.extend(
                         (section, window)
                         for window in windows
                         if not text[window[0] : window[1]].isspace()
                     )
                 else:
-                    table = table or _RangeMax(section_gaps)
+                    table = table or _RangeMax(gaps)
                     j = table.first_highest(a, b - 1)
-                    forced.append(own[j + 1][0])
+                    self.forced.append(own[j + 1][0])
                     stack.extend(((j + 1, b), (a, j)))
-    return chunks, forced
 
 
 class _RangeMax:
@@ -293,7 +302,3 @@ def curve_json(curve: Curve) -> dict[str, object]:
         "forced": curve.forced,
         "chunks": [list(span) for _, span in curve.chunks],
     }
-
-
-def spans_of(chunks: Sequence[tuple[GrammarSection, Span]]) -> list[Span]:
-    return [span for _, span in chunks]
