@@ -208,6 +208,20 @@ def make_config(
     return parse_config(raw)
 
 
+def resized(config: ChunkConfig, size: int, tokens: bool = False) -> ChunkConfig:
+    """`config` at another size (in cl100k_base tokens when `tokens`), all else kept."""
+    raw: dict[str, object] = {
+        key: value
+        for key, value in config.as_json().items()
+        if key not in ("max_chars", "unit", "tokenizer", "max_tokens")
+    }
+    if tokens:
+        raw.update(unit="tokens", tokenizer=TOKENIZER, max_tokens=size)
+    else:
+        raw["max_chars"] = size
+    return parse_config(raw)
+
+
 __all__ = [
     "CHOOSABLE",
     "CHUNK_FILE_STRATEGY",
@@ -222,5 +236,6 @@ __all__ = [
     "parse_config",
     "policy_for",
     "require_stoppable",
+    "resized",
     "semantic_settings",
 ]

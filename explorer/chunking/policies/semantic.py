@@ -45,6 +45,8 @@ if TYPE_CHECKING:
 # Gaps whose distances are computed at once from the window matrix (two float64 blocks
 # of this many rows): the rest of the memory is the matrix itself.
 _GAPS_AT_ONCE = 4096
+# What one embedding call may hold, as characters padded to its longest window.
+_PADDED_CHARS = 128 * 1024
 # Documents whose distances are kept, by (text SHA-256, grammar, window, embedder).
 _KEPT = 32
 _DISTANCES: OrderedDict[tuple[str, str, int, str, int], Distances] = OrderedDict()
@@ -101,16 +103,32 @@ def _embedded_distances(
     right_rows = [rows.setdefault(span, len(rows)) for span in right]
     order = list(rows)
     vectors = np.empty((len(order), embedder.dimensions), dtype=np.float32)
-    step = batch_size(embedder)
-    for at in range(0, len(order), step):
-        texts = [text[a:b] for a, b in order[at : at + step]]
-        vectors[at : at + len(texts)] = embed_texts(embedder, texts)
+    at = 0
+    for count in _batch_sizes(order, batch_size(embedder)):
+        texts = [text[a:b] for a, b in order[at : at + count]]
+        vectors[at : at + count] = embed_texts(embedder, texts)
+        at += count
     distances: Distances = np.empty(len(left), dtype=np.float64)
     for at in range(0, len(left), _GAPS_AT_ONCE):
         a = vectors[left_rows[at : at + _GAPS_AT_ONCE]].astype(np.float64)
         b = vectors[right_rows[at : at + _GAPS_AT_ONCE]].astype(np.float64)
         distances[at : at + len(a)] = 1.0 - np.einsum("ij,ij->i", a, b)
     return distances
+
+
+def _batch_sizes(spans: list[Span], most: int) -> Iterator[int]:
+    """How many windows each call embeds, in order: at most `most`, and at most
+    `_PADDED_CHARS` once each is counted as long as the batch's longest (an embedder
+    pads a batch to its longest text, as WordLlama does); a longer window alone."""
+    count = longest = 0
+    for start, end in spans:
+        longer = max(longest, end - start)
+        if count and (count == most or (count + 1) * longer > _PADDED_CHARS):
+            yield count
+            count, longer = 0, end - start
+        count, longest = count + 1, longer
+    if count:
+        yield count
 
 
 def gap_distances(
