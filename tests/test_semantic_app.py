@@ -47,8 +47,8 @@ def test_a_semantic_column_draws_its_curve_and_a_step_embeds_nothing(
     drawn = curve_html(at)
     assert 'data-policy="semantic"' in drawn
     assert "threshold" in drawn and "cbx-ct" in drawn
-    marks = re.findall(r'class="cbx-c[pbf]" style="top:[0-9.]+%;width:[0-9.]+%" data-at="\d+"', drawn)
-    assert marks
+    mark = r'class="cbx-c[pbf]" style="top:[0-9.]+%;width:[0-9.]+%" data-at="\d+"'
+    assert re.findall(mark, drawn)
     assert 'title="gap at ' in drawn and "left [" in drawn and "right [" in drawn  # hover
     embedded = len(calls)
     assert embedded > 0
