@@ -91,6 +91,11 @@ def wordllama() -> WordLlamaEmbedder:
     return WordLlamaEmbedder()
 
 
+def wordllama_name() -> str:
+    """The name WordLlama's vectors are recorded under (its version inside)."""
+    return wordllama().name
+
+
 def load_embedder(spec: str) -> Embedder | None:
     """`wordllama`, `none` (None: no embedding stage) or `package.module:factory`, whose
     factory is called without arguments; refused (`invalid_embedder`) before any work.

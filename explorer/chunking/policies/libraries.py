@@ -24,8 +24,9 @@ from functools import cache
 from itertools import accumulate
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ...embedders import embed_texts, wordllama, wordllama_name
 from ...errors import ErrorCode, ExplorerError
 from ...grammars.v1 import Span
 from ...limits import DEFAULT_LIMITS, MAX_LIBRARY_SECONDS, Limits
@@ -428,6 +429,90 @@ def _token_spans(
     return spans
 
 
+class _ChonkieSemantic(Parameters):
+    """`SemanticChunker`'s keywords (its `threshold` and `filter_tolerance`, fractions,
+    as whole percents: a config holds no floats), and the embedder it is given, WordLlama
+    by its name and version (`wordllama_name`): a config of another is refused."""
+
+    embedder: Annotated[str, Field(default_factory=wordllama_name, max_length=200)]
+    threshold_percent: Annotated[int, Field(ge=1, le=99)] = 80
+    similarity_window: Annotated[int, Field(ge=1, le=20)] = 3
+    min_sentences_per_chunk: Annotated[int, Field(ge=1, le=1000)] = 1
+    min_characters_per_sentence: Annotated[int, Field(ge=1, le=MAX_CHARS_LIMIT)] = 24
+    skip_window: Annotated[int, Field(ge=0, le=20)] = 0
+    filter_window: Annotated[int, Field(ge=2, le=99)] = 5
+    filter_polyorder: Annotated[int, Field(ge=0, le=10)] = 3
+    filter_tolerance_percent: Annotated[int, Field(ge=0, le=100)] = 20
+
+    @field_validator("embedder")
+    @classmethod
+    def _installed(cls, name: str) -> str:
+        if name != wordllama_name():
+            raise ValueError(f"the embedder is {wordllama_name()!r} (installed), not {name!r}")
+        return name
+
+
+class _WordLlamaForChonkie:
+    """WordLlama as Chonkie's `BaseEmbeddings` (made a subclass when Chonkie is imported,
+    `_chonkie_embeddings`), counting characters or offline tokens as the column does."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        self._embedder = wordllama()
+        self._tokenizer = tokenizer
+
+    def embed(self, text: str) -> Any:
+        return embed_texts(self._embedder, [text])[0]
+
+    def embed_batch(self, texts: list[str]) -> list[Any]:
+        return list(embed_texts(self._embedder, list(texts))) if texts else []
+
+    @property
+    def dimension(self) -> int:
+        return self._embedder.dimensions
+
+    def get_tokenizer(self) -> Any:
+        return self._tokenizer
+
+
+@cache
+def _chonkie_embeddings() -> type:
+    from chonkie.embeddings.base import BaseEmbeddings
+
+    return type("WordLlamaEmbeddings", (_WordLlamaForChonkie, BaseEmbeddings), {})
+
+
+class ChonkieSemantic(_Chonkie):
+    """Chonkie's `SemanticChunker` with WordLlama (offline) as its embeddings; its chunks
+    carry exact offsets (`start_index`). Its size is Chonkie's `chunk_size`."""
+
+    name = "chonkie-semantic"
+    parameters = _ChonkieSemantic
+    takes_overlap = False
+
+    def load(self, size: _Size) -> None:
+        super().load(size)
+        _chonkie_embeddings()
+        wordllama()
+
+    def pieces(self, text: str, size: _Size, parameters: Any) -> Pieces:
+        from chonkie import SemanticChunker
+
+        tokenizer = _chonkie_tokenizer(size)
+        chunker = SemanticChunker(
+            embedding_model=_chonkie_embeddings()(tokenizer),
+            chunk_size=size.size,
+            threshold=parameters.threshold_percent / 100,
+            similarity_window=parameters.similarity_window,
+            min_sentences_per_chunk=parameters.min_sentences_per_chunk,
+            min_characters_per_sentence=parameters.min_characters_per_sentence,
+            skip_window=parameters.skip_window,
+            filter_window=parameters.filter_window,
+            filter_polyorder=parameters.filter_polyorder,
+            filter_tolerance=parameters.filter_tolerance_percent / 100,
+        )
+        return [(c.text, c.start_index) for c in chunker.chunk(text)]
+
+
 class Semchunk(LibraryPolicy):
     """semchunk's `chunk`, with its offsets; counting characters or offline tokens."""
 
@@ -456,6 +541,7 @@ LIBRARIES: Sequence[LibraryPolicy] = (
     LangChainMarkdown(),
     ChonkieRecursive(),
     ChonkieToken(),
+    ChonkieSemantic(),
     Semchunk(),
 )
 
