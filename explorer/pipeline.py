@@ -160,7 +160,10 @@ class Settings:
             if name in LIBRARY_POLICIES:
                 try:
                     parameters = _parameters(name, query)
-                    config = _column_config(name, raw, high, parameters=parameters)
+                    if LIBRARY_POLICIES[name].default_max_chars is None:  # it takes no size
+                        config = make_config(name, parameters=parameters)
+                    else:
+                        config = _column_config(name, raw, high, parameters=parameters)
                     require_stoppable(config)  # a link is someone else's: no regex
                     if len(live) + (len(own) or len(POLICIES)) == MAX_COLUMNS:
                         raise ExplorerError(
@@ -206,7 +209,7 @@ class Settings:
                 query.setdefault(WINDOW_KEY, str(config.semantic.window))
         for config in self.configs:
             if config.library is not None:
-                query.setdefault(config.strategy, _size_spec(config))
+                query.setdefault(config.strategy, _size_spec(config) if config.sized else "on")
                 defaults = LIBRARY_POLICIES[config.strategy].default_parameters()
                 for key, value in config.library.parameters.items():
                     if value != defaults[key]:

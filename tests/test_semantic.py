@@ -3,6 +3,7 @@ their identity, and its refusals."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from collections.abc import Callable
@@ -354,3 +355,38 @@ def test_chonkie_semantic_is_what_the_library_returns(size: int, tokens: bool) -
     with pytest.raises(ExplorerError) as raised:
         parse_config(raw)
     assert raised.value.code is ErrorCode.UNSUPPORTED_CHUNK_CONFIG
+
+
+def test_langchain_semantic_is_what_the_library_returns_located() -> None:
+    """LangChain's chunks join sentences with spaces and its start_index adds lengths up:
+    each chunk is located ignoring whitespace, in order."""
+    import warnings
+
+    from langchain_core.embeddings import Embeddings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from langchain_experimental.text_splitter import SemanticChunker
+
+    model = load_embedder("wordllama")
+    assert model is not None
+
+    class Adapter(Embeddings):
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            vectors = np.asarray(model.embed(list(texts)), dtype=np.float32)  # type: ignore[union-attr]
+            rows: list[list[float]] = (
+                vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+            ).tolist()
+            return rows
+
+        def embed_query(self, text: str) -> list[float]:
+            return self.embed_documents([text])[0]
+
+    text = (FIXTURE.parent / "fastapi" / "query-params.md").read_text("utf-8")
+    want = SemanticChunker(Adapter()).split_text(text)
+    config = make_config("langchain-semantic")
+    assert config.as_json()["max_chars"] is None  # it has no maximum
+    chunks = build_index([_document("doc", text)], config)["chunks"]
+    assert [c["text"].split() for c in chunks] == [piece.split() for piece in want]
+    assert all(a["end"] <= b["start"] for a, b in itertools.pairwise(chunks))
+    assert max(c["end"] - c["start"] for c in chunks) > 1000  # and so no maximum holds
