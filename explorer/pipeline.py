@@ -41,6 +41,7 @@ from .chunking.imports import ChunkFile, place
 from .chunking.index import ChunkRecord, GivenSpans, Index, build_index, readable, write_index
 from .chunking.policies import (
     LIBRARY_POLICIES,
+    OWN_POLICIES,
     POLICIES,
     SEMANTIC,
     make_config,
@@ -283,14 +284,13 @@ def _own_columns(
     with a note for each item ignored. A semantic column takes `curve`, its percentile
     and window, and WordLlama."""
     configs: list[ChunkConfig] = []
-    own = {**POLICIES, SEMANTIC.name: SEMANTIC}
     for item in raw.split(";")[: MAX_OWN_COLUMNS + 1]:
         name, _, size = item.strip().partition(":")
-        policy = own.get(name)
+        policy = OWN_POLICIES.get(name)
         try:
             if policy is None:
                 raise ExplorerError(
-                    ErrorCode.USAGE, f"{_shown(name)} is not one of {', '.join(own)}"
+                    ErrorCode.USAGE, f"{_shown(name)} is not one of {', '.join(OWN_POLICIES)}"
                 )
             if name == SEMANTIC.name:
                 config = make_config(

@@ -12,7 +12,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from scripts.bench_app import one_mebibyte_document
+from bench_app import one_mebibyte_document
+
 from tests.appserver import ROOT, app_page, settle
 from tests.test_browser import SIDEBAR_UPLOAD
 

@@ -27,7 +27,7 @@ def wait_for(condition: Callable[[], bool], timeout: float = 20.0) -> None:
 def mark_and_badge_tops(page: Page) -> list[tuple[float, float]]:
     """For each breakpoint or forced cut drawn at a chunk start: the mark's middle and
     the chunk's badge's middle, in the window."""
-    return page.evaluate(
+    found: list[tuple[float, float]] = page.evaluate(
         """(view) => {
           const found = [];
           const doc = document.querySelector(view + ' .cbx-doc');
@@ -42,6 +42,7 @@ def mark_and_badge_tops(page: Page) -> list[tuple[float, float]]:
         }""",
         VIEW,
     )
+    return found
 
 
 LINE = 13 * 1.7  # px: the views' line height

@@ -8,7 +8,7 @@ import json
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -145,7 +145,8 @@ def test_invariants_on_generated_documents(
     drawn = curve_json(document_curve(text, config))
     chunks = build_index([_document("doc", text)], config)["chunks"]
     covered = "".join(text[c["start"] : c["end"]] for c in chunks)
-    whole = "".join(text[a:b] for a, b in drawn["sentences"])  # type: ignore[union-attr]
+    spans = cast("list[list[int]]", drawn["sentences"])
+    whole = "".join(text[a:b] for a, b in spans)
     assert "".join(covered.split()) == "".join(whole.split())
 
 

@@ -10,6 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from explorer.chunking.policies import semantic
+from explorer.embedders import embed_texts
 from tests.conftest import ROOT
 
 APP = str(ROOT / "app.py")
@@ -34,11 +35,10 @@ def test_a_semantic_column_draws_its_curve_and_a_step_embeds_nothing(
 ) -> None:
     semantic._DISTANCES.clear()
     calls: list[int] = []
-    embed = semantic.embed_texts
 
     def counted(embedder: Any, texts: list[str]) -> Any:
         calls.append(len(texts))
-        return embed(embedder, texts)
+        return embed_texts(embedder, texts)
 
     monkeypatch.setattr(semantic, "embed_texts", counted)
     at = start(columns=COLUMNS)

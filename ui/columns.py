@@ -13,14 +13,12 @@ from streamlit.delta_generator import DeltaGenerator
 
 from explorer import ChunkConfig, ExplorerError, Settings
 from explorer.chunking.config import DEFAULT_GRAMMAR, DEFAULT_PERCENTILE, DEFAULT_WINDOW, MAX_WINDOW
-from explorer.chunking.policies import POLICIES, SEMANTIC, make_config
+from explorer.chunking.policies import OWN_POLICIES, POLICIES, SEMANTIC, make_config
 from explorer.grammars import GRAMMARS
 from explorer.pipeline import MAX_OWN_COLUMNS
 from explorer.view.display import markdown_literal
 
 COLUMNS = "own_columns"  # the columns' keys, in the order they are shown
-# The policies a column of ours may have: the registry's, and semantic (never a default).
-OWN = {**POLICIES, SEMANTIC.name: SEMANTIC}
 GRAMMAR = "grammar"
 GRAMMAR_WORDS = {
     "v1": "v1: '#' headings, blank lines",
@@ -99,7 +97,7 @@ def _add() -> None:
     if policy is None or len(keys) >= MAX_OWN_COLUMNS:
         return
     key = _new_key(policy, keys)
-    default = OWN[policy].default_max_chars
+    default = OWN_POLICIES[policy].default_max_chars
     if default is not None:
         taken = {st.session_state.get(k) for k in keys if _policy(k) == policy}
         size = next(s for s in (default * 2**n for n in range(len(keys) + 1)) if s not in taken)
@@ -139,7 +137,7 @@ def column_controls(sidebar: DeltaGenerator, high: int) -> tuple[ChunkConfig, ..
         title.markdown(f"**{markdown_literal(name)}**")
     sidebar.selectbox(
         f"Add a column (up to {MAX_OWN_COLUMNS})",
-        list(OWN),
+        list(OWN_POLICIES),
         index=None,
         key="add_column",
         placeholder="choose a policy",
@@ -157,7 +155,7 @@ def _column(
 ) -> tuple[ChunkConfig, DeltaGenerator]:
     """One column's box: a place for its name, its size (and unit and overlap), a button
     that removes it."""
-    policy = OWN[_policy(key)]
+    policy = OWN_POLICIES[_policy(key)]
     box = sidebar.container(border=True)
     title = box.empty()
     default = policy.default_max_chars

@@ -19,7 +19,12 @@ from ..checking.validate import validate_index
 from ..chunking.config import DEFAULT_GRAMMAR, ChunkConfig, ConfigJson
 from ..chunking.imports import ChunkFile, place
 from ..chunking.index import ChunkRecord, GivenSpans, build_index, readable
-from ..chunking.policies import LIBRARY_POLICIES, POLICIES, SEMANTIC, make_config, resized
+from ..chunking.policies import (
+    LIBRARY_POLICIES,
+    OWN_POLICIES,
+    make_config,
+    resized,
+)
 from ..errors import ErrorCode, ExplorerError
 from ..limits import DEFAULT_LIMITS, Limits
 from ..memo import derived_once
@@ -358,8 +363,8 @@ def sweep_columns(
         )
     name = parts[0]
     low, high, step = (int(n) for n in digits)
-    defaults = {p.name: p.default_max_chars for p in POLICIES.values()} | {
-        p.name: p.default_max_chars for p in (SEMANTIC, *LIBRARY_POLICIES.values())
+    defaults = {p.name: p.default_max_chars for p in OWN_POLICIES.values()} | {
+        p.name: p.default_max_chars for p in LIBRARY_POLICIES.values()
     }
     if defaults.get(name) is None:
         sized = [policy for policy, size in defaults.items() if size is not None]
@@ -379,7 +384,7 @@ def sweep_columns(
             "--sweep is the column it sweeps, of its policy; give --sweep or other --policy "
             "columns, not both",
         )
-    ours = name in POLICIES or name == SEMANTIC.name
+    ours = name in OWN_POLICIES
     base = like or make_config(name, grammar=grammar if ours else DEFAULT_GRAMMAR)
     return size_sweep(name, base, range(low, high + 1, step), tokens)
 

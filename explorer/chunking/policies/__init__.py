@@ -33,6 +33,8 @@ LIBRARY_POLICIES: dict[str, LibraryPolicy] = {p.name: p for p in LIBRARIES}
 # The semantic policy (docs/contract.md §5d): chosen by name, never a default column (it
 # embeds).
 SEMANTIC = SemanticPolicy()
+# Every policy of ours a column may have, semantic last.
+OWN_POLICIES: dict[str, Policy | SemanticPolicy] = {**POLICIES, SEMANTIC.name: SEMANTIC}
 # An imported chunk file's column (explorer/imports.py): its chunks come from the file.
 CHUNK_FILE_STRATEGY = "chunk-file"
 # Every name a column may be chosen by, in the order help and the app list them.
@@ -227,6 +229,7 @@ __all__ = [
     "CHUNK_FILE_STRATEGY",
     "LIBRARY_CALL_CODES",
     "LIBRARY_POLICIES",
+    "OWN_POLICIES",
     "POLICIES",
     "SEMANTIC",
     "DocumentPolicy",
