@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from hashlib import sha256
 from itertools import pairwise
+from threading import Lock
 from typing import TYPE_CHECKING
 
 from ...embedders import Embedder, batch_size, embed_texts, embedder_named
@@ -50,6 +51,7 @@ _PADDED_CHARS = 128 * 1024
 # Documents whose distances are kept, by (text SHA-256, grammar, window, embedder).
 _KEPT = 32
 _DISTANCES: OrderedDict[tuple[str, str, int, str, int], Distances] = OrderedDict()
+_KEEPING = Lock()
 
 
 @dataclass(frozen=True)
@@ -131,10 +133,9 @@ def _batch_sizes(spans: list[Span], most: int) -> Iterator[int]:
         yield count
 
 
-def gap_distances(
-    text: str, config: ChunkConfig, sentences: Sentences, left: list[Span], right: list[Span]
-) -> Distances:
-    """The document's distances, computed once per text, grammar, window and embedder."""
+def gap_distances(text: str, config: ChunkConfig, left: list[Span], right: list[Span]) -> Distances:
+    """The document's distances, computed once per text, grammar, window and embedder
+    (kept for `_KEPT` documents; the app's sessions share them, so under a lock)."""
     settings = _settings(config)
     named = settings.embedder
     key = (
@@ -144,15 +145,17 @@ def gap_distances(
         named.name,
         named.dimensions,
     )
-    kept = _DISTANCES.get(key)
-    if kept is not None:
-        _DISTANCES.move_to_end(key)
-        return kept
+    with _KEEPING:
+        kept = _DISTANCES.get(key)
+        if kept is not None:
+            _DISTANCES.move_to_end(key)
+            return kept
     embedder = embedder_named(named.name, named.dimensions)
     distances = _embedded_distances(text, left, right, embedder)
-    _DISTANCES[key] = distances
-    while len(_DISTANCES) > _KEPT:
-        _DISTANCES.popitem(last=False)
+    with _KEEPING:
+        _DISTANCES[key] = distances
+        while len(_DISTANCES) > _KEPT:
+            _DISTANCES.popitem(last=False)
     return distances
 
 
@@ -195,7 +198,7 @@ def document_curve(text: str, config: ChunkConfig) -> Curve:
     settings = _settings(config)
     sentences = document_sentences(text, config)
     left, right = _windows(sentences, settings.window)
-    distances = gap_distances(text, config, sentences, left, right)
+    distances = gap_distances(text, config, left, right)
     threshold = (
         float(np.percentile(distances, settings.breakpoint_percentile)) if len(left) else None
     )
