@@ -70,6 +70,7 @@ from ui.chunk_files import (
 )
 from ui.columns import GRAMMAR, column_controls, seed_columns
 from ui.common import QUOTE_HELP, show_error
+from ui.curve import curve_beside
 from ui.detail import show_detail
 from ui.diff import diff_section, pair_row, show_diff
 from ui.documents import show_documents, show_drafted
@@ -179,7 +180,8 @@ def view_cached(
 ) -> str:
     marks = highlights(_checks, source_id)
     result, index = _column.result, _column.index
-    return render_view(_text, source_id, result, index, marks, _flags, shown, window)
+    aside = curve_beside(_column, source_id, _text, window)
+    return render_view(_text, source_id, result, index, marks, _flags, shown, window, aside)
 
 
 # -- settings ---------------------------------------------------------------------------

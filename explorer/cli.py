@@ -35,7 +35,8 @@ from .chunking.config import (
 from .chunking.export import EXPORT_FORMATS
 from .chunking.imports import MAX_CHUNK_FILE_BYTES, ChunkFile, place
 from .chunking.index import build_index, readable, write_index
-from .chunking.policies import LIBRARY_POLICIES, POLICIES, make_config
+from .chunking.policies import CHOOSABLE, SEMANTIC, make_config
+from .chunking.policies.semantic import curve_json, document_curve
 from .chunking.snippet import snippet, snippet_refusal
 from .errors import ErrorCode, ExplorerError, io_error
 from .grammars import GRAMMARS
@@ -278,13 +279,30 @@ class _Parameter(argparse.Action):
         parameters[key] = json_or_text(raw)
 
 
-def _column_options(sub: argparse.ArgumentParser, repeatable: bool) -> None:
-    """The one way every command names a policy and its size."""
-    known = ", ".join([*POLICIES, *LIBRARY_POLICIES])
+def _percentile(raw: str) -> int | float:
+    """A whole number as an int; anything else numeric as given, for `make_config` to
+    refuse with its sentence."""
+    value = float(raw)
+    return int(value) if value.is_integer() else value
+
+
+def _embedder_option(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--embedder",
+        default=DEFAULT_EMBEDDER,
+        help=f"what a semantic column embeds its windows with: '{DEFAULT_EMBEDDER}' "
+        "(default: bundled, offline) or package.module:factory",
+    )
+
+
+def _column_options(sub: argparse.ArgumentParser, repeatable: bool, embedder: bool = True) -> None:
+    """The one way every command names a policy and its size (and, unless the command
+    has its own, the `--embedder` of a semantic column)."""
+    known = ", ".join(CHOOSABLE)
     sub.add_argument(
         "--policy",
         action=_ColumnOption,
-        choices=[*POLICIES, *LIBRARY_POLICIES],
+        choices=CHOOSABLE,
         dest="policy",
         help=f"{known}; repeat it to compare several" if repeatable else known,
     )
@@ -307,6 +325,23 @@ def _column_options(sub: argparse.ArgumentParser, repeatable: bool) -> None:
         help="how much of a chunk the next one of its section repeats, in the size's unit "
         "(fixed-char and heading-aware; default 0)",
     )
+    sub.add_argument(
+        "--breakpoint-percentile",
+        action=_ColumnOption,
+        type=_percentile,
+        metavar="P",
+        help="semantic: a gap is a breakpoint when its distance is above the P-th percentile "
+        "of the document's distances (a whole number from 0 to 100; default 95)",
+    )
+    sub.add_argument(
+        "--window",
+        action=_ColumnOption,
+        type=int,
+        metavar="W",
+        help="semantic: sentences embedded on each side of a gap (1 to 20; default 2)",
+    )
+    if embedder:
+        _embedder_option(sub)
     sub.add_argument(
         "--grammar",
         action=_ColumnOption,
@@ -347,8 +382,8 @@ def _question_options(sub: argparse.ArgumentParser, required: bool, embedder_hel
     sub.add_argument(
         "--embedder",
         default=DEFAULT_EMBEDDER,
-        help=f"{embedder_help}; what --retriever embedding and hybrid embed with "
-        "('none' refuses them)",
+        help=f"{embedder_help}; what --retriever embedding and hybrid embed with, and a "
+        "semantic column's windows ('none' refuses them)",
     )
     _endpoint_options(sub, embeds=True)
     sub.add_argument(
@@ -361,11 +396,21 @@ def _question_options(sub: argparse.ArgumentParser, required: bool, embedder_hel
 
 
 def _configs(args: argparse.Namespace) -> list[ChunkConfig]:
-    """The configs the `--policy` options and their sizes name, in the order given."""
+    """The configs the `--policy` options and their sizes name, in the order given; a
+    semantic column's embedder is `--embedder`, loaded before any document is read."""
     configs = []
-    for column in args.columns or []:
+    columns = args.columns or []
+    embedder = None
+    if any(column.get("policy") == SEMANTIC.name for column in columns):
+        embedder = load_embedder(args.embedder)
+        if embedder is None:
+            raise ExplorerError(
+                ErrorCode.USAGE, f"a {SEMANTIC.name} column embeds: --embedder none embeds nothing"
+            )
+    for column in columns:
         if "policy" not in column:
             raise ExplorerError(ErrorCode.USAGE, "a size option needs a --policy (see --help)")
+        semantic = column["policy"] == SEMANTIC.name
         configs.append(
             make_config(
                 str(column["policy"]),
@@ -374,6 +419,9 @@ def _configs(args: argparse.Namespace) -> list[ChunkConfig]:
                 overlap=_int_or_none(column.get("overlap")) or 0,
                 grammar=str(column.get("grammar", DEFAULT_GRAMMAR)),
                 parameters=cast("dict[str, ParameterValue] | None", column.get("parameters")),
+                breakpoint_percentile=cast("int | None", column.get("breakpoint_percentile")),
+                window=_int_or_none(column.get("window")),
+                embedder=embedder if semantic else None,
             )
         )
     return configs
@@ -660,10 +708,11 @@ def _parser() -> argparse.ArgumentParser:
     _size_options(check)
     _limit_options(check)
     _workers_option(check, "rebuild the index's chunks")
+    _embedder_option(check)
 
     ingest = with_manifest("ingest", "Ingest the manifest as a run into a persistent index.")
     ingest.add_argument("--db", type=Path, default=DEFAULT_DB, help=f"default: {DEFAULT_DB}")
-    _column_options(ingest, repeatable=False)
+    _column_options(ingest, repeatable=False, embedder=False)
     embedder_help = (
         f"'{DEFAULT_EMBEDDER}' (default: bundled, offline), 'none', openai:MODEL (an "
         "OpenAI-compatible API) or package.module:factory"
@@ -703,7 +752,7 @@ def _parser() -> argparse.ArgumentParser:
         "evaluate", "Measure retrieval: each policy's top-k chunks against known answers."
     )
     _question_options(measure, required=True, embedder_help=embedder_help)
-    _column_options(measure, repeatable=True)
+    _column_options(measure, repeatable=True, embedder=False)
     measure.add_argument(
         "--budget",
         type=parse_budget,
@@ -783,7 +832,7 @@ def _parser() -> argparse.ArgumentParser:
         "Where two columns cut differently (the first declared is A, the reference), and "
         "with --questions which questions one hits and the other misses.",
     )
-    _column_options(differ, repeatable=True)
+    _column_options(differ, repeatable=True, embedder=False)
     _chunk_options(differ, ordered=True)
     differ.add_argument(
         "--tolerance",
@@ -822,6 +871,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     _column_options(maps, repeatable=False)
     maps.add_argument("--check", type=Path, metavar="FILE", help="a chunk-map.json to check")
+
+    drawn = with_manifest(
+        "curve",
+        "A semantic column's curve for one document: its sentences, each gap's windows and "
+        "distance, the threshold and the breakpoints.",
+    )
+    drawn.add_argument("--source-id", required=True, metavar="ID", help="the document")
+    _column_options(drawn, repeatable=False)
+    drawn.add_argument("--json", action="store_true", help="print the curve as one JSON document")
     return parser
 
 
@@ -1058,6 +1116,8 @@ def _index_on_ray(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
 
 
 def _validate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    if args.embedder != DEFAULT_EMBEDDER:  # a semantic index's plug-in, found by its name
+        load_embedder(args.embedder)
     try:
         with args.file.open("rb") as handle:
             documents = max(MAX_INPUT_FILE_BYTES, 2 * args.max_total_bytes)
@@ -1076,6 +1136,37 @@ def _validate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         cut = readable(load.documents, index.config, "the index").documents
         check_against_sources(index.documents, LoadResult(load.statuses, tuple(cut)))
     print(f"valid {index.index_id}", file=stdout)
+    return 0
+
+
+def _curve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """`curve`: one document's curve under one semantic column."""
+    args.columns = args.columns or [{}]
+    args.columns[0].setdefault("policy", SEMANTIC.name)  # the policy may be left out
+    config = _one_config(args)
+    if config.strategy != SEMANTIC.name:
+        raise ExplorerError(
+            ErrorCode.USAGE, f"curve draws a {SEMANTIC.name} column's curve, not {config.strategy}"
+        )
+    _, load = _load(args, stderr)
+    document = next((d for d in load.documents if d["source_id"] == args.source_id), None)
+    if document is None:
+        raise ExplorerError(
+            ErrorCode.USAGE, f"the manifest has no loaded document {args.source_id[:200]!r}"
+        )
+    drawn = document_curve(document["text"], config)
+    if args.json:
+        payload = {"source_id": args.source_id, "config": config.as_json(), **curve_json(drawn)}
+        content = dump_json(payload).encode("utf-8")
+        _emit(lambda write: write(content), args.out, stdout)
+        return 0
+    lines = [f"threshold {drawn.threshold}"]
+    marked = set(drawn.breakpoints)
+    for gap, distance in enumerate(drawn.distances.tolist()):
+        mark = " breakpoint" if gap in marked else ""
+        lines.append(f"{drawn.offset(gap):>9} {distance:.6f}{mark}")
+    text = "\n".join(lines) + "\n"
+    _emit(lambda write: write(text.encode("utf-8")), args.out, stdout)
     return 0
 
 
@@ -1433,6 +1524,7 @@ HANDLERS: dict[str, Handler] = {
     "diff": _diff,
     "export": _export,
     "questions": _questions,
+    "curve": _curve,
 }
 
 

@@ -30,7 +30,10 @@ from .checking.report import (
 from .checking.validate import validate_index
 from .chunking.config import (
     DEFAULT_GRAMMAR,
+    DEFAULT_PERCENTILE,
+    DEFAULT_WINDOW,
     MAX_CHARS_LIMIT,
+    MAX_WINDOW,
     ChunkConfig,
     ParameterValue,
     loading_grammar,
@@ -46,7 +49,15 @@ from .chunking.index import (
     readable,
     write_index,
 )
-from .chunking.policies import LIBRARY_POLICIES, POLICIES, make_config, require_stoppable
+from .chunking.policies import (
+    LIBRARY_POLICIES,
+    OWN_POLICIES,
+    POLICIES,
+    SEMANTIC,
+    make_config,
+    require_stoppable,
+    resized,
+)
 from .errors import ErrorCode, ExplorerError
 from .grammars import GRAMMARS, V1_GRAMMAR, Grammar
 from .jsonio import json_or_text
@@ -64,6 +75,9 @@ MAX_COLUMNS = 8
 MAX_OWN_COLUMNS = 4  # columns of our policies a link or the app shows
 COLUMNS_KEY = "columns"
 GRAMMAR_KEY = "grammar"
+# A semantic column's curve in a link: its percentile and window.
+PERCENTILE_KEY = "semantic.p"
+WINDOW_KEY = "semantic.w"
 
 
 @dataclass(frozen=True)
@@ -145,7 +159,11 @@ class Settings:
                 f"the grammar is one of {', '.join(GRAMMARS)}."
             )
             grammar = DEFAULT_GRAMMAR
-        own = _own_columns(query[COLUMNS_KEY], high, grammar, notes) if COLUMNS_KEY in query else ()
+        own = (
+            _own_columns(query[COLUMNS_KEY], high, grammar, notes, _curve_settings(query, notes))
+            if COLUMNS_KEY in query
+            else ()
+        )
         sizes: dict[str, int] = {}
         live: list[ChunkConfig] = []
         for key, raw in query.items():
@@ -153,7 +171,10 @@ class Settings:
             if name in LIBRARY_POLICIES:
                 try:
                     parameters = _parameters(name, query)
-                    config = _column_config(name, raw, high, parameters=parameters)
+                    if LIBRARY_POLICIES[name].default_max_chars is None:  # it takes no size
+                        config = make_config(name, parameters=parameters)
+                    else:
+                        config = _column_config(name, raw, high, parameters=parameters)
                     require_stoppable(config)  # a link is someone else's: no regex
                     if len(live) + (len(own) or len(POLICIES)) == MAX_COLUMNS:
                         raise ExplorerError(
@@ -193,9 +214,13 @@ class Settings:
             query[COLUMNS_KEY] = ";".join(
                 f"{c.strategy}:{_size_spec(c)}" if c.sized else c.strategy for c in own
             )
+        for config in own:
+            if config.semantic is not None:  # the first semantic column's
+                query.setdefault(PERCENTILE_KEY, str(config.semantic.breakpoint_percentile))
+                query.setdefault(WINDOW_KEY, str(config.semantic.window))
         for config in self.configs:
             if config.library is not None:
-                query.setdefault(config.strategy, _size_spec(config))
+                query.setdefault(config.strategy, _size_spec(config) if config.sized else "on")
                 defaults = LIBRARY_POLICIES[config.strategy].default_parameters()
                 for key, value in config.library.parameters.items():
                     if value != defaults[key]:
@@ -238,20 +263,55 @@ def _size_spec(config: ChunkConfig) -> str:
     return _size(config) + (f",{config.overlap}" if config.overlap else "")
 
 
-def _own_columns(raw: str, high: int, grammar: str, notes: list[str]) -> tuple[ChunkConfig, ...]:
+def _curve_settings(query: Mapping[str, str], notes: list[str]) -> tuple[int, int]:
+    """A link's semantic percentile and window (`semantic.p`, `semantic.w`), each its
+    default when absent or not a whole number in range (with a note)."""
+    chosen = []
+    for key, default, low, high in (
+        (PERCENTILE_KEY, DEFAULT_PERCENTILE, 0, 100),
+        (WINDOW_KEY, DEFAULT_WINDOW, 1, MAX_WINDOW),
+    ):
+        raw = query.get(key)
+        value = None if raw is None else _whole_number(raw, low, high)
+        if raw is not None and value is None:
+            notes.append(
+                f"Ignored {key}={_shown(raw)} from the link: it is a whole number from "
+                f"{low} to {high}."
+            )
+        chosen.append(default if value is None else value)
+    return chosen[0], chosen[1]
+
+
+def _own_columns(
+    raw: str,
+    high: int,
+    grammar: str,
+    notes: list[str],
+    curve: tuple[int, int] = (DEFAULT_PERCENTILE, DEFAULT_WINDOW),
+) -> tuple[ChunkConfig, ...]:
     """`columns=POLICY[:SIZE];…` of a link: our policies' columns in order, each sized one
     with `SIZE[t][,OVERLAP]` (its default size when left out); () when none can be read,
-    with a note for each item ignored."""
+    with a note for each item ignored. A semantic column takes `curve`, its percentile
+    and window, and WordLlama."""
     configs: list[ChunkConfig] = []
     for item in raw.split(";")[: MAX_OWN_COLUMNS + 1]:
         name, _, size = item.strip().partition(":")
-        policy = POLICIES.get(name)
+        policy = OWN_POLICIES.get(name)
         try:
             if policy is None:
                 raise ExplorerError(
-                    ErrorCode.USAGE, f"{_shown(name)} is not one of {', '.join(POLICIES)}"
+                    ErrorCode.USAGE, f"{_shown(name)} is not one of {', '.join(OWN_POLICIES)}"
                 )
-            if size and policy.default_max_chars is not None:
+            if name == SEMANTIC.name:
+                config = make_config(
+                    name, grammar=grammar, breakpoint_percentile=curve[0], window=curve[1]
+                )
+                if size:
+                    sized = _column_config("heading-aware", size, high)  # SIZE or SIZEt
+                    if sized.overlap:
+                        raise ExplorerError(ErrorCode.USAGE, f"{name} takes no overlap")
+                    config = resized(config, sized.size(), sized.unit is not None)
+            elif size and policy.default_max_chars is not None:
                 config = _column_config(name, size, high, grammar)
             else:
                 config = make_config(name, grammar=grammar)

@@ -19,7 +19,9 @@
    (scripts/seed_reference.py) each run as their own process: wall time, CPU time
    (workers included), and peak resident memory from wait4(2) (the largest process's:
    the workers share the documents' pages with the command that forked them).
-4. The goals of the architecture issue, each with its figure.
+4. Issue #36: the semantic policy (WordLlama) on one 1 MiB document as a whole process
+   (goal: at most 10 s), and its 4 MiB / 1 MiB ratio.
+5. The goals of the architecture issue, each with its figure.
 
 In-process figures are the best of several runs in this one process, so ratios compare
 like with like on a noisy machine; whole-process figures are the best of three.
@@ -442,6 +444,41 @@ def goals(figures: dict[str, Run], sizes: dict[str, float], ratio: float) -> Non
         print(f"{name:<44}{figure:>14}  goal {goal:<7}{'met' if met else 'NOT MET'}")
 
 
+def semantic_figures(corpus: list[DocumentRecord]) -> None:
+    """Issue #36: `index --policy semantic` (WordLlama, markdown grammar, max_chars 1000)
+    of one 1 MiB document as a whole process, with its goal (<= 10 s); and the 4 MiB /
+    1 MiB ratio in process (each size's distances computed afresh: a new text)."""
+    with tempfile.TemporaryDirectory() as where:
+        folder = Path(where)
+        document = single_document(corpus, MIB)
+        data = document["text"].encode("utf-8")
+        (folder / "one.md").write_bytes(data)
+        entry = {"source_id": "one", "version": "1", "path": "one.md", "sha256": sha_bytes(data)}
+        manifest = {"manifest_version": 1, "documents": [entry]}
+        (folder / "manifest.json").write_text(dump_json(manifest))
+        column = ["--policy", "semantic", "--grammar", "markdown", "--max-chars", "1000"]
+        argv: list[str | Path] = [sys.executable, "-m", "explorer", "index"]
+        run = whole_process([*argv, folder / "manifest.json", *column, "--out", folder / "i.json"])
+    config = make_config("semantic", 1000, grammar="markdown")
+    seconds = {
+        n: best_seconds(
+            partial(write_index, [single_document(corpus, n * MIB)], config, len, limits=NO_LIMITS),
+            repeats=1,
+        )
+        for n in (1, 4)
+    }
+    print(f"\n## Issue #36: {config.label()}")
+    met = "met" if run.seconds <= 10 else "NOT MET"
+    print(
+        f"index, whole process, 1 MiB: {run.seconds:.2f} s wall, {run.cpu:.2f} s CPU, "
+        f"{run.peak:.0f} MB peak RSS  goal <= 10 s {met}"
+    )
+    print(
+        f"in process: 1 MiB {seconds[1]:.2f} s, 4 MiB {seconds[4]:.2f} s, "
+        f"ratio {seconds[4] / seconds[1]:.2f} (4.0 is linear)"
+    )
+
+
 def main(argv: list[str]) -> int:
     default = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "markdown-docs"
     folder = Path(argv[0]) if argv else default
@@ -454,6 +491,7 @@ def main(argv: list[str]) -> int:
     markdown_token_figures(folder, documents)
     exploration_figures(folder)
     ratio = scaling_figures(documents)
+    semantic_figures(documents)
     figures, sizes = process_figures(folder, documents)
     goals(figures, sizes, ratio)
     return 0

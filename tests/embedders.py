@@ -70,3 +70,13 @@ def nameless() -> object:
 
 def broken_factory() -> Counting:
     raise ValueError("no API key configured")
+
+
+class Batched(Counting):
+    """`Counting`, many texts per call: the semantic policy's tests embed thousands."""
+
+    batch_size = 256
+
+
+def batched() -> Batched:
+    return Batched()

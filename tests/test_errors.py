@@ -336,7 +336,7 @@ def test_bad_spans(
         ),
         (["compare", "--target-chars", "0"], "unsupported_chunk_config", "max_chars"),
         (["compare", "--fixed-chars", "-3"], "unsupported_chunk_config", "max_chars"),
-        (["index", "--policy", "semantic"], "usage", "invalid choice"),
+        (["index", "--policy", "sentence-window"], "usage", "invalid choice"),
         (["index"], "usage", "--policy"),
         (["compare", "--fixed-chars", "ten"], "usage", "invalid int value"),
         (["compare", "--max-document-bytes", "0"], "usage", "must be at least 1"),

@@ -14,6 +14,7 @@ PACKAGE = Path(explorer.__file__).parent
 # column's question (chunking), so grammars come after sources.
 STAGES = (
     ("errors", "digests", "jsonio", "limits", "memo", "models", "plugins", "workers"),
+    ("embedders",),
     ("sources",),
     ("grammars",),
     ("chunking",),

@@ -54,7 +54,7 @@ def test_front_matter_is_a_preamble_block() -> None:
 def test_a_document_without_a_heading_is_one_preamble_section() -> None:
     text = "Just prose.\n\nAnd more.\n"
     assert sections(text) == [
-        MarkdownSection(0, "", 0, len(text), ((0, 12), (13, 23))),
+        MarkdownSection(0, "", 0, len(text), ((0, 12), (13, 23)), (), ((0, 12), (13, 23))),
     ]
 
 
@@ -280,3 +280,15 @@ def test_split_block_examples() -> None:
     assert all(count_tokens(text[a:b]) <= 4 for (a, b), _ in token_pieces)
     assert all(count_tokens(text[a:b]) == m for (a, b), m in token_pieces if m is not None)
     assert "".join(text[a:b] for (a, b), _ in token_pieces) == text
+
+
+def test_sentence_units_are_paragraphs_and_single_list_items() -> None:
+    text = "# A\n\nOne. Two.\n\n- x\n- y\n  z\n\n```\ncode\n```\n"
+    (section,) = sections(text)
+    units = [(text[a:b], prose) for (a, b), prose in section.sentence_units(text)]
+    assert units == [
+        ("One. Two.\n", True),
+        ("- x\n", False),
+        ("- y\n  z\n", False),
+        ("```\ncode\n```\n", False),
+    ]

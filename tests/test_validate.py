@@ -105,7 +105,10 @@ TAMPERINGS: dict[str, tuple[Callable[[Index], None], str]] = {
         "its documents and config give",
     ),
     "changed config": (_set(["config", "max_chars"], 81), "chunks[0].end is 130"),
-    "unknown strategy": (_set(["config", "strategy"], "semantic"), "config: unknown strategy"),
+    "unknown strategy": (
+        _set(["config", "strategy"], "sentence-window"),
+        "config: unknown strategy",
+    ),
     "unknown top-level key": (_set(["signed_by"], "me"), "signed_by: unknown key"),
     "unknown chunk key": (_set(["chunks", 0, "score"], 1), "chunks[0].score: unknown key"),
     "unknown document key": (

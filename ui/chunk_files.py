@@ -157,7 +157,8 @@ def seed_live_columns(settings: Settings) -> None:
             continue
         chosen.append(config.strategy)
         st.session_state[_key(config.strategy, "tokens")] = config.unit is not None
-        st.session_state[_key(config.strategy, "size")] = config.size()
+        if config.sized:  # a library may take no size (langchain-semantic)
+            st.session_state[_key(config.strategy, "size")] = config.size()
         st.session_state[_key(config.strategy, "overlap")] = config.overlap or 0
         st.session_state[_key(config.strategy, "parameters")] = json.dumps(library.parameters)
         st.session_state[_key(config.strategy, "on")] = True
@@ -182,8 +183,9 @@ def live_columns(sidebar: DeltaGenerator) -> tuple[ChunkConfig, ...]:
         for part, value in defaults.items():
             st.session_state.setdefault(_key(name, part), value)
         with sidebar.expander(name, expanded=False):
-            tokens = st.toggle("Size in cl100k_base tokens", key=_key(name, "tokens"))
-            size = st.number_input("Size", 1, SIZE_LIMIT, key=_key(name, "size"))
+            sized = policy.default_max_chars is not None
+            tokens = sized and st.toggle("Size in cl100k_base tokens", key=_key(name, "tokens"))
+            size = st.number_input("Size", 1, SIZE_LIMIT, key=_key(name, "size")) if sized else 0
             overlap = (
                 st.number_input("Overlap", 0, SIZE_LIMIT, key=_key(name, "overlap"))
                 if policy.takes_overlap
@@ -198,19 +200,24 @@ def live_columns(sidebar: DeltaGenerator) -> tuple[ChunkConfig, ...]:
                 "the server; the command line runs it under a time limit.",
             )
             try:
-                configs.append(_config(name, int(size or 1), int(overlap or 0), tokens, raw))
+                configs.append(
+                    _config(name, int(size or 1) if sized else 0, int(overlap or 0), tokens, raw)
+                )
             except ExplorerError as error:
                 show_error(error)
     return tuple(configs)
 
 
 def _config(name: str, size: int, overlap: int, tokens: bool, raw: str) -> ChunkConfig:
+    """A live column's config; `size` 0 for a library that takes none."""
     parameters = json_or_text(raw)
     if not isinstance(parameters, dict):
         raise ExplorerError(
             ErrorCode.USAGE, f"the parameters of {name} are a JSON object, not {raw[:40]!r}"
         )
-    if tokens:
+    if not size:
+        config = make_config(name, parameters=parameters)
+    elif tokens:
         config = make_config(name, max_tokens=size, overlap=overlap, parameters=parameters)
     else:
         config = make_config(name, size, overlap=overlap, parameters=parameters)

@@ -12,8 +12,8 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from explorer import ChunkConfig, ExplorerError, Settings
-from explorer.chunking.config import DEFAULT_GRAMMAR
-from explorer.chunking.policies import POLICIES, make_config
+from explorer.chunking.config import DEFAULT_GRAMMAR, DEFAULT_PERCENTILE, DEFAULT_WINDOW, MAX_WINDOW
+from explorer.chunking.policies import OWN_POLICIES, POLICIES, SEMANTIC, make_config
 from explorer.grammars import GRAMMARS
 from explorer.pipeline import MAX_OWN_COLUMNS
 from explorer.view.display import markdown_literal
@@ -49,6 +49,14 @@ def _overlap(key: str) -> str:
     return f"{key}-overlap"
 
 
+def _percentile(key: str) -> str:
+    return f"{key}-percentile"
+
+
+def _window(key: str) -> str:
+    return f"{key}-window"
+
+
 def _new_key(policy: str, keys: list[str]) -> str:
     if policy not in keys:
         return policy
@@ -65,6 +73,9 @@ def _set(key: str, config: ChunkConfig) -> None:
         config.size()
     )
     st.session_state[_overlap(key)] = config.overlap or 0
+    if config.semantic is not None:
+        st.session_state[_percentile(key)] = config.semantic.breakpoint_percentile
+        st.session_state[_window(key)] = config.semantic.window
 
 
 def seed_columns(settings: Settings) -> None:
@@ -86,7 +97,7 @@ def _add() -> None:
     if policy is None or len(keys) >= MAX_OWN_COLUMNS:
         return
     key = _new_key(policy, keys)
-    default = POLICIES[policy].default_max_chars
+    default = OWN_POLICIES[policy].default_max_chars
     if default is not None:
         taken = {st.session_state.get(k) for k in keys if _policy(k) == policy}
         size = next(s for s in (default * 2**n for n in range(len(keys) + 1)) if s not in taken)
@@ -126,13 +137,15 @@ def column_controls(sidebar: DeltaGenerator, high: int) -> tuple[ChunkConfig, ..
         title.markdown(f"**{markdown_literal(name)}**")
     sidebar.selectbox(
         f"Add a column (up to {MAX_OWN_COLUMNS})",
-        list(POLICIES),
+        list(OWN_POLICIES),
         index=None,
         key="add_column",
         placeholder="choose a policy",
         on_change=_add,
         disabled=len(keys) >= MAX_OWN_COLUMNS,
-        help="The same policy twice compares two sizes, two units or two overlaps.",
+        help="The same policy twice compares two sizes, two units or two overlaps. "
+        "semantic cuts where the distance between neighbouring sentences' embeddings "
+        "(WordLlama) peaks, within its size; its view draws that curve.",
     )
     return tuple(configs)
 
@@ -142,7 +155,7 @@ def _column(
 ) -> tuple[ChunkConfig, DeltaGenerator]:
     """One column's box: a place for its name, its size (and unit and overlap), a button
     that removes it."""
-    policy = POLICIES[_policy(key)]
+    policy = OWN_POLICIES[_policy(key)]
     box = sidebar.container(border=True)
     title = box.empty()
     default = policy.default_max_chars
@@ -167,6 +180,8 @@ def _column(
 def _sized(box: DeltaGenerator, key: str, grammar: str, high: int, default: int) -> ChunkConfig:
     tokens = bool(st.session_state.setdefault(_tokens(key), False))
     size = _size_widgets(box, key, tokens, default, high)
+    if _policy(key) == SEMANTIC.name:
+        return _semantic(box, key, grammar, size, tokens)
     if st.session_state.get(_overlap(key), 0) >= size:  # the size went below it
         st.session_state[_overlap(key)] = size - 1
     with box.expander("Unit and overlap"):
@@ -187,6 +202,39 @@ def _sized(box: DeltaGenerator, key: str, grammar: str, high: int, default: int)
     if tokens:
         return make_config(_policy(key), max_tokens=size, overlap=overlap, grammar=grammar)
     return make_config(_policy(key), size, overlap=overlap, grammar=grammar)
+
+
+def _semantic(box: DeltaGenerator, key: str, grammar: str, size: int, tokens: bool) -> ChunkConfig:
+    """A semantic column's percentile (a slider, like the size) and, with its unit, its
+    window; its size is a hard maximum, and it takes no overlap."""
+    st.session_state.setdefault(_percentile(key), DEFAULT_PERCENTILE)
+    percentile = box.slider(
+        f"{_name(key)} breakpoint percentile",
+        0,
+        100,
+        key=_percentile(key),
+        help="A gap between sentences is a breakpoint when its distance is above this "
+        "percentile of the document's distances. Its embeddings are kept: a step "
+        "embeds nothing again.",
+    )
+    st.session_state.setdefault(_window(key), DEFAULT_WINDOW)
+    with box.expander("Unit and window"):
+        st.toggle("Size in cl100k_base tokens", key=_tokens(key))
+        window = st.number_input(
+            f"{_name(key)} window",
+            1,
+            MAX_WINDOW,
+            key=_window(key),
+            help="How many sentences each side of a gap are embedded.",
+        )
+    return make_config(
+        SEMANTIC.name,
+        None if tokens else size,
+        max_tokens=size if tokens else None,
+        grammar=grammar,
+        breakpoint_percentile=int(percentile),
+        window=int(window),
+    )
 
 
 def _size_widgets(box: DeltaGenerator, key: str, tokens: bool, default: int, high: int) -> int:

@@ -127,6 +127,46 @@ function markHere() {
     mark.style.top = `${((low + doc.scrollTop * span) / length) * 100}%`;
     mark.style.height = `${((doc.clientHeight * span) / length) * 100}%`;
   }
+  curvesHere();
+}
+
+// A semantic column's curve beside its view (explorer/view/curve.py): each mark moved
+// level with the line of the view where its offset lies, the curve as tall as the
+// view's text, and scrolled with it.
+function placeCurve(doc, drawn) {
+  const pieces = [...doc.querySelectorAll("[data-o]")];
+  if (!pieces.length) return;
+  const starts = pieces.map((piece) => Number(piece.dataset.o));
+  // A line's place in the doc's scrolled content, as a place in the curve's (which
+  // scrolls with it from its own top, a header's height below the doc's).
+  const shift = doc.getBoundingClientRect().top + doc.clientTop - drawn.parentElement.getBoundingClientRect().top;
+  const base = doc.getBoundingClientRect().top + doc.clientTop - doc.scrollTop - shift;
+  for (const mark of drawn.querySelectorAll("[data-at]")) {
+    const at = Number(mark.dataset.at);
+    let low = 0;
+    let high = starts.length - 1;
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if (starts[middle] <= at) low = middle;
+      else high = middle - 1;
+    }
+    const node = textNode(pieces[low]);
+    const units = node ? Math.min(unitsOf(node.data, at - starts[low]), node.length - 1) : 0;
+    const box = node ? charBox(node, units) : pieces[low].getClientRects()[0];
+    if (box) mark.style.top = `${box.top - base + box.height / 2}px`;
+  }
+  drawn.style.height = `${doc.scrollHeight}px`;
+  drawn.dataset.placed = "true";
+}
+
+function curvesHere() {
+  for (const doc of views()) {
+    const box = doc.parentElement.querySelector(".cbx-curve .cbx-cs");
+    const drawn = box?.querySelector(".cbx-cc");
+    if (!drawn) continue;
+    if (!drawn.dataset.placed) placeCurve(doc, drawn);
+    box.scrollTop = doc.scrollTop;
+  }
 }
 
 // Every view shows the line of `offset` (in the document `source`, if named, else the

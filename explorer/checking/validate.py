@@ -38,6 +38,8 @@ from ..sources.loading import LoadResult, read_at_most
 from ..sources.manifest import MAX_DOCUMENTS, normal_path
 from ..workers import IN_TURN, Spread
 
+# Refusals of a library or an embedder the rebuild calls, not of the index.
+_CALL_CODES = LIBRARY_CALL_CODES | {ErrorCode.INVALID_EMBEDDER, ErrorCode.EMBEDDING_FAILED}
 # The index's one declaration (explorer/index.py), as validators.
 _INDEX = TypeAdapter(Index)
 _CHUNK = TypeAdapter(ChunkRecord)
@@ -226,7 +228,7 @@ def _rebuilds_to(
             index["documents"], config, same.write, limits=within, given=given, spread=spread
         )
     except ExplorerError as error:
-        if error.code in LIBRARY_CALL_CODES:  # the strict path would only call it again
+        if error.code in _CALL_CODES:  # the strict path would only call it again
             raise
         return None
     except (_Differs, ValueError):  # ValueError: a lone surrogate

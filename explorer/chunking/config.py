@@ -30,7 +30,16 @@ DEFAULT_UNIT = "chars"
 Size = Annotated[int, Field(ge=1, le=MAX_CHARS_LIMIT)]
 TokenSize = Annotated[int, Field(ge=1, le=MAX_TOKENS_LIMIT)]
 # Keys that may be left out but never given as null (null would be a second spelling).
-_NEVER_NULL = ("grammar", "unit", "tokenizer", "max_tokens", "overlap", "library", "chunk_file")
+_NEVER_NULL = (
+    "grammar",
+    "unit",
+    "tokenizer",
+    "max_tokens",
+    "overlap",
+    "library",
+    "chunk_file",
+    "semantic",
+)
 _TOKEN_KEYS = ("unit", "tokenizer", "max_tokens")
 
 # A library's keyword argument, as JSON without floats (ids hash configs as integers).
@@ -54,6 +63,29 @@ class ChunkFile(StrictModel):
 
     sha256: Hex64
     shape: ChunkFileShape
+
+
+MAX_WINDOW = 20
+DEFAULT_WINDOW = 2
+DEFAULT_PERCENTILE = 95
+
+
+class EmbedderName(StrictModel):
+    """The embedder a semantic column's curve is computed with: its name (which holds
+    its version, e.g. `wordllama-0.4.0.post1/l2_supercat/256`) and its dimensions."""
+
+    name: Annotated[PlainText, Field(min_length=1, max_length=200)]
+    dimensions: Annotated[int, Field(ge=1, le=4096)]
+
+
+class Semantic(StrictModel):
+    """A semantic column's curve (docs/contract.md §5d): the percentile of the document's
+    distances above which a gap is a breakpoint (a whole number), how many sentences
+    each side of a gap is embedded (`window`), and the embedder."""
+
+    breakpoint_percentile: Annotated[int, Field(ge=0, le=100)]
+    window: Annotated[int, Field(ge=1, le=MAX_WINDOW)]
+    embedder: EmbedderName
 
 
 def _schema(schema: dict[str, Any]) -> None:
@@ -95,6 +127,7 @@ class ChunkConfig(StrictModel):
     overlap: Size | None = None
     library: Library | None = None
     chunk_file: ChunkFile | None = None
+    semantic: Semantic | None = None
 
     def __hash__(self) -> int:
         # Settings hold configs in sets; a library's parameters are a dict.
@@ -148,6 +181,8 @@ class ChunkConfig(StrictModel):
             out["library"] = self.library.model_dump()
         if self.chunk_file is not None:
             out["chunk_file"] = self.chunk_file.model_dump()
+        if self.semantic is not None:
+            out["semantic"] = self.semantic.model_dump()
         return out
 
     @property
@@ -186,6 +221,8 @@ class ChunkConfig(StrictModel):
             parts.append(f"{self.size_key} {self.size()}")
         if self.overlap is not None:
             parts.append(f"overlap {self.overlap}")
+        if self.semantic is not None:
+            parts.append(f"p{self.semantic.breakpoint_percentile} w{self.semantic.window}")
         if self.grammar is not None:
             parts.append(f"{self.grammar} grammar")
         return ", ".join(parts)

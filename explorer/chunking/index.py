@@ -31,7 +31,7 @@ from ..sources.documents import DocumentRecord, document_record
 from ..sources.loading import DocumentStatus, LoadResult, normalized
 from ..workers import IN_TURN, Spread
 from .config import ChunkConfig, ConfigJson, grammar_for
-from .policies import POLICIES, DocumentPolicy, policy_for
+from .policies import POLICIES, SEMANTIC, DocumentPolicy, policy_for
 from .tokens import count_tokens, load_tokenizer
 
 SCHEMA_VERSION = 1
@@ -168,6 +168,9 @@ def _placed(
             for section in grammar.sections(text):
                 for span in ours.spans(text, section, config):
                     yield section, span
+            return
+        if config.strategy == SEMANTIC.name:
+            yield from SEMANTIC.section_spans(text, config)
             return
         library = policy_for(config)  # a library's, or the refusal of a chunk file's config
         assert isinstance(library, DocumentPolicy)
@@ -585,8 +588,8 @@ def write_index(
             ErrorCode.NO_DOCUMENTS, "no document loaded, so there is nothing to chunk"
         )
     id_prefix = chunk_id_prefix(config)
-    if config.library is not None:
-        spread = IN_TURN
+    if config.library is not None or config.semantic is not None:
+        spread = IN_TURN  # one library child; one embedder, loaded in this process
     # In this process, a document at a time: only its chunks are held.
     bounds = _batches(ordered, BATCH_CHARS if spread.workers > 1 else 0)
     if spread.workers > 1 and config.unit is not None:

@@ -36,6 +36,13 @@ class GrammarSection(Protocol):
         with its measure where the grammar took it."""
         ...
 
+    def sentence_units(self, text: str) -> list[tuple[Span, bool]]:
+        """What the semantic policy splits into sentences, in order, tiling the units:
+        each with whether it is prose (a v1 paragraph, a markdown paragraph: split by the
+        sentence rule) or one sentence (code, a table, a top-level list's item, a quote,
+        HTML, front matter)."""
+        ...
+
 
 class Grammar(Protocol):
     @property

@@ -16,7 +16,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from heapq import merge
-from itertools import accumulate
+from itertools import accumulate, pairwise
 
 from markdown_it import MarkdownIt
 from markdown_it_pyrs import MarkdownIt as MarkdownItRs
@@ -165,7 +165,8 @@ _HEADINGS = frozenset({"heading", "lheading"})
 
 # What `top_blocks` yields: a top-level block, a heading, or a code block nested in a
 # top-level block (in document order, after that block).
-_BLOCK, _HEADING, _NESTED_CODE = 0, 1, 2
+_BLOCK, _HEADING, _NESTED_CODE, _PARAGRAPH, _LIST_ITEM = 0, 1, 2, 3, 4
+_LISTS = frozenset({"bullet_list", "ordered_list"})
 Found = tuple[int, int, int, str]  # kind, first line, line after the last, title
 
 
@@ -188,10 +189,12 @@ def reference_blocks(text: str) -> Iterator[Found]:
         if token.level != 0:
             if token.type in _CODE:
                 yield _NESTED_CODE, first, stop, ""
+            elif token.level == 1 and token.type == "list_item_open":
+                yield _LIST_ITEM, first, stop, ""
         elif token.type == "heading_open":
             yield _HEADING, first, stop, tokens[position + 1].content
         else:
-            yield _BLOCK, first, stop, ""
+            yield (_PARAGRAPH if token.type == "paragraph_open" else _BLOCK), first, stop, ""
 
 
 def fast_blocks(text: str, starts: list[int]) -> list[Found] | None:
@@ -235,7 +238,11 @@ def fast_blocks(text: str, starts: list[int]) -> list[Found] | None:
             title = node.children[0].meta["content"].strip() if node.children else ""
             found.append((_HEADING, first, stop, title))
             continue
-        found.append((_BLOCK, first, stop, ""))
+        found.append((_PARAGRAPH if name == "paragraph" else _BLOCK, first, stop, ""))
+        if name in _LISTS:
+            found.extend(
+                (_LIST_ITEM, *lines(item.srcmap), "") for item in node.children if item.srcmap
+            )
         if name not in _CONTAINERS or not _may_nest(text[starts[first] : starts[stop]]):
             continue
         # Depth first, in document order, each node with its token level in markdown-it-py.
@@ -335,6 +342,10 @@ class MarkdownSection:
     # Code blocks (fenced or indented) nested in a block (a list, a quote), in order:
     # a block cut between lines is never cut inside one of these that fits in the size.
     nested_code: tuple[Span, ...] = ()
+    # The blocks that are paragraphs (prose), in order, and where each item of a
+    # top-level list starts: for the semantic policy's sentences (`sentence_units`).
+    paragraphs: tuple[Span, ...] = ()
+    items: tuple[int, ...] = ()
 
     def units(self, text: str) -> list[Span]:
         """The blocks, each from its first character to the end of its last line (newline
@@ -348,6 +359,19 @@ class MarkdownSection:
         inside = code[bisect_left(code, (unit[0], 0)) : bisect_left(code, (unit[1], 0))]
         what = ("split", unit, size, measure.name, inside)
         return once(text, what, lambda: split_block(text, unit, size, measure, inside))
+
+    def sentence_units(self, text: str) -> list[tuple[Span, bool]]:
+        """The blocks, a top-level list's cut where each of its items starts, each with
+        whether it is a paragraph."""
+        paragraphs = set(self.paragraphs)
+        items = self.items
+        found: list[tuple[Span, bool]] = []
+        for start, end in self.blocks:
+            inside = items[bisect_right(items, start) : bisect_left(items, end)]
+            bounds = [start, *inside, end]
+            prose = (start, end) in paragraphs
+            found.extend(((a, b), prose) for a, b in pairwise(bounds))
+        return found
 
 
 def line_starts(text: str) -> list[int]:
@@ -395,6 +419,8 @@ def sections_of(text: str, starts: list[int], found: Iterable[Found]) -> list[Ma
     heading_start, title, body_start = 0, "", 0
     blocks: list[Span] = []
     nested_code: list[Span] = []
+    paragraphs: list[Span] = []
+    items: list[int] = []
 
     def add_block(first: int, stop: int) -> None:
         """Lines `[first, stop)` without blank lines at either end; none if all are blank.
@@ -422,7 +448,14 @@ def sections_of(text: str, starts: list[int], found: Iterable[Found]) -> list[Ma
     def close(end: int) -> None:
         if blocks:
             found = MarkdownSection(
-                heading_start, title, body_start, end, tuple(blocks), tuple(nested_code)
+                heading_start,
+                title,
+                body_start,
+                end,
+                tuple(blocks),
+                tuple(nested_code),
+                tuple(paragraphs),
+                tuple(items),
             )
             result.append(found)
 
@@ -431,15 +464,21 @@ def sections_of(text: str, starts: list[int], found: Iterable[Found]) -> list[Ma
         if kind == _NESTED_CODE:
             nested_code.append((at[first], at[stop]))
             continue
+        if kind == _LIST_ITEM:
+            items.append(at[first])
+            continue
         add_lines(covered, first)
         covered = stop
         if kind == _HEADING:
             close(at[first])
-            blocks, nested_code = [], []
+            blocks, nested_code, paragraphs, items = [], [], [], []
             heading_start, body_start = at[first], at[stop]
             title = heading_title
         else:
+            held = len(blocks)
             add_block(first, stop)
+            if kind == _PARAGRAPH and len(blocks) > held:
+                paragraphs.append(blocks[-1])
     add_lines(covered, len(starts) - 1)
     close(length)
     return result

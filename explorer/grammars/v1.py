@@ -42,6 +42,10 @@ class Section:
         """A paragraph larger than the size stands alone, whole: the size is a target."""
         return [(unit, None)]
 
+    def sentence_units(self, text: str) -> list[tuple[Span, bool]]:
+        """Every paragraph, as prose: grammar v1 sees nothing else."""
+        return [(unit, True) for unit in self.units(text)]
+
 
 def require_heading(text: str) -> None:
     """Refuse a text that does not open with a heading line."""

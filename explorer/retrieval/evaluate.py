@@ -22,7 +22,12 @@ from ..checking.validate import validate_index
 from ..chunking.config import DEFAULT_GRAMMAR, ChunkConfig, ConfigJson
 from ..chunking.imports import ChunkFile, place
 from ..chunking.index import ChunkRecord, GivenSpans, build_index, readable
-from ..chunking.policies import LIBRARY_POLICIES, POLICIES, make_config
+from ..chunking.policies import (
+    LIBRARY_POLICIES,
+    OWN_POLICIES,
+    make_config,
+    resized,
+)
 from ..chunking.tokens import count_tokens
 from ..errors import ErrorCode, ExplorerError
 from ..limits import DEFAULT_LIMITS, Limits
@@ -684,6 +689,8 @@ def size_sweep(
         )
     parameters = config.library.parameters if config.library is not None else None
     suffix = "t" if tokens else ""
+    if config.semantic is not None:  # its curve's settings and embedder kept
+        return [(f"{name}@{size}{suffix}", resized(config, size, tokens)) for size in sizes]
     return [
         (
             f"{name}@{size}{suffix}",
@@ -720,7 +727,7 @@ def sweep_columns(
         )
     name = parts[0]
     low, high, step = (int(n) for n in digits)
-    defaults = {p.name: p.default_max_chars for p in POLICIES.values()} | {
+    defaults = {p.name: p.default_max_chars for p in OWN_POLICIES.values()} | {
         p.name: p.default_max_chars for p in LIBRARY_POLICIES.values()
     }
     if defaults.get(name) is None:
@@ -741,7 +748,8 @@ def sweep_columns(
             "--sweep is the column it sweeps, of its policy; give --sweep or other --policy "
             "columns, not both",
         )
-    base = like or make_config(name, grammar=grammar if name in POLICIES else DEFAULT_GRAMMAR)
+    ours = name in OWN_POLICIES
+    base = like or make_config(name, grammar=grammar if ours else DEFAULT_GRAMMAR)
     return size_sweep(name, base, range(low, high + 1, step), tokens)
 
 

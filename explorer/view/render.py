@@ -310,8 +310,10 @@ def render_view(
     flags: Sequence[tuple[str, ...]] | None = None,
     shown: frozenset[str] = frozenset(),
     window: tuple[int, int] | None = None,
+    aside: str = "",
 ) -> str:
-    """One policy's view of one document: a header with its verdicts, then the text.
+    """One policy's view of one document: a header with its verdicts, then the text,
+    and `aside` (HTML: a semantic column's curve) beside it.
 
     `flags` are `flags.index_flags` of the whole index (aligned with its chunks); `shown`
     the flags a filter asks for. `window` draws one page of the text (`paging.pages`),
@@ -393,7 +395,7 @@ def render_view(
     return (
         f"{head}{STEPS}{(MATCH_STEPS if matching else NO_MATCH_STEPS) if shown else ''}"
         f'<div class="cbx-verdicts">{_verdicts(own)}</div></div>'
-        f'<div class="cbx-body">{strip}<div class="cbx-doc">{body}</div></div></div>'
+        f'<div class="cbx-body">{strip}<div class="cbx-doc">{body}</div>{aside}</div></div>'
     )
 
 

@@ -24,8 +24,9 @@ from functools import cache
 from itertools import accumulate
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ...embedders import embed_texts, wordllama, wordllama_name
 from ...errors import ErrorCode, ExplorerError
 from ...grammars.v1 import Span
 from ...limits import DEFAULT_LIMITS, MAX_LIBRARY_SECONDS, Limits
@@ -72,7 +73,7 @@ class _Size:
     """What every library call is given: the size and overlap, and their unit."""
 
     def __init__(self, config: ChunkConfig) -> None:
-        self.size = config.size()
+        self.size = config.size() if config.sized else 0  # 0: a library that takes none
         self.overlap = config.overlap or 0
         self.tokens = config.unit is not None
 
@@ -428,6 +429,180 @@ def _token_spans(
     return spans
 
 
+class _WithWordLlama(Parameters):
+    """A semantic library's keywords begin with the embedder it is given: WordLlama, by
+    its name and version (`wordllama_name`); a config of another is refused."""
+
+    embedder: Annotated[str, Field(default_factory=wordllama_name, max_length=200)]
+
+    @field_validator("embedder")
+    @classmethod
+    def _installed(cls, name: str) -> str:
+        if name != wordllama_name():
+            raise ValueError(f"the embedder is {wordllama_name()!r} (installed), not {name!r}")
+        return name
+
+
+class _ChonkieSemantic(_WithWordLlama):
+    """`SemanticChunker`'s keywords (its `threshold` and `filter_tolerance`, fractions,
+    as whole percents: a config holds no floats)."""
+
+    threshold_percent: Annotated[int, Field(ge=1, le=99)] = 80
+    similarity_window: Annotated[int, Field(ge=1, le=20)] = 3
+    min_sentences_per_chunk: Annotated[int, Field(ge=1, le=1000)] = 1
+    min_characters_per_sentence: Annotated[int, Field(ge=1, le=MAX_CHARS_LIMIT)] = 24
+    skip_window: Annotated[int, Field(ge=0, le=20)] = 0
+    filter_window: Annotated[int, Field(ge=2, le=99)] = 5
+    filter_polyorder: Annotated[int, Field(ge=0, le=10)] = 3
+    filter_tolerance_percent: Annotated[int, Field(ge=0, le=100)] = 20
+
+
+class _WordLlamaForChonkie:
+    """WordLlama as Chonkie's `BaseEmbeddings` (made a subclass when Chonkie is imported,
+    `_chonkie_embeddings`), counting characters or offline tokens as the column does."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        self._embedder = wordllama()
+        self._tokenizer = tokenizer
+
+    def embed(self, text: str) -> Any:
+        return embed_texts(self._embedder, [text])[0]
+
+    def embed_batch(self, texts: list[str]) -> list[Any]:
+        return list(embed_texts(self._embedder, list(texts))) if texts else []
+
+    @property
+    def dimension(self) -> int:
+        return self._embedder.dimensions
+
+    def get_tokenizer(self) -> Any:
+        return self._tokenizer
+
+
+@cache
+def _chonkie_embeddings() -> type:
+    from chonkie.embeddings.base import BaseEmbeddings
+
+    return type("WordLlamaEmbeddings", (_WordLlamaForChonkie, BaseEmbeddings), {})
+
+
+class ChonkieSemantic(_Chonkie):
+    """Chonkie's `SemanticChunker` with WordLlama (offline) as its embeddings; its chunks
+    carry exact offsets (`start_index`). Its size is Chonkie's `chunk_size`."""
+
+    name = "chonkie-semantic"
+    parameters = _ChonkieSemantic
+    takes_overlap = False
+
+    def load(self, size: _Size) -> None:
+        super().load(size)
+        _chonkie_embeddings()
+        wordllama()
+
+    def pieces(self, text: str, size: _Size, parameters: Any) -> Pieces:
+        from chonkie import SemanticChunker
+
+        tokenizer = _chonkie_tokenizer(size)
+        chunker = SemanticChunker(
+            embedding_model=_chonkie_embeddings()(tokenizer),
+            chunk_size=size.size,
+            threshold=parameters.threshold_percent / 100,
+            similarity_window=parameters.similarity_window,
+            min_sentences_per_chunk=parameters.min_sentences_per_chunk,
+            min_characters_per_sentence=parameters.min_characters_per_sentence,
+            skip_window=parameters.skip_window,
+            filter_window=parameters.filter_window,
+            filter_polyorder=parameters.filter_polyorder,
+            filter_tolerance=parameters.filter_tolerance_percent / 100,
+        )
+        return [(c.text, c.start_index) for c in chunker.chunk(text)]
+
+
+LANGCHAIN_SENTENCES = r"(?<=[.?!])\s+"
+
+
+class _LangChainSemantic(_WithWordLlama):
+    """`SemanticChunker`'s keywords; `breakpoint_threshold_amount` a decimal number as
+    text (a config holds no floats) or `default` (the type's own), `min_chunk_size` 0
+    for none."""
+
+    buffer_size: Annotated[int, Field(ge=1, le=20)] = 1
+    breakpoint_threshold_type: Literal[
+        "percentile", "standard_deviation", "interquartile", "gradient"
+    ] = "percentile"
+    breakpoint_threshold_amount: Annotated[
+        str, Field(pattern=r"^(default|[0-9]{1,3}(\.[0-9]{1,4})?)$")
+    ] = "default"
+    sentence_split_regex: _Text = LANGCHAIN_SENTENCES
+    min_chunk_size: Annotated[int, Field(ge=0, le=MAX_CHARS_LIMIT)] = 0
+
+    def regex(self) -> str | None:
+        if self.sentence_split_regex == LANGCHAIN_SENTENCES:
+            return None  # LangChain's own, linear
+        return "sentence_split_regex"
+
+
+class _WordLlamaForLangChain:
+    """WordLlama as LangChain's `Embeddings` (made a subclass when LangChain is imported,
+    `_langchain_embeddings`)."""
+
+    def __init__(self) -> None:
+        self._embedder = wordllama()
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        rows: list[list[float]] = embed_texts(self._embedder, list(texts)).tolist()
+        return rows
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed_documents([text])[0]
+
+
+@cache
+def _langchain_embeddings() -> type:
+    from langchain_core.embeddings import Embeddings
+
+    return type("WordLlamaEmbeddings", (_WordLlamaForLangChain, Embeddings), {})
+
+
+class LangChainSemantic(LibraryPolicy):
+    """LangChain's `SemanticChunker` (langchain-experimental) with WordLlama (offline) as
+    its `Embeddings`. It takes no size: it has no maximum. Its chunks join their
+    sentences with single spaces, and its `start_index` adds up chunk lengths (not
+    where each chunk lies), so its chunks are located ignoring whitespace."""
+
+    name = "langchain-semantic"
+    distribution = "langchain-experimental"
+    modules = ("langchain_experimental.text_splitter",)
+    parameters = _LangChainSemantic
+    takes_overlap = False
+    default_max_chars: int | None = None
+
+    def load(self, size: _Size) -> None:
+        super().load(size)
+        _langchain_embeddings()
+        wordllama()
+
+    def pieces(self, text: str, size: _Size, parameters: Any) -> Pieces:
+        import warnings
+
+        with warnings.catch_warnings():  # its package says it is no longer maintained
+            warnings.simplefilter("ignore", DeprecationWarning)
+            from langchain_experimental.text_splitter import SemanticChunker
+
+        amount = parameters.breakpoint_threshold_amount
+        chunker = SemanticChunker(
+            _langchain_embeddings()(),
+            buffer_size=parameters.buffer_size,
+            breakpoint_threshold_type=parameters.breakpoint_threshold_type,
+            breakpoint_threshold_amount=None if amount == "default" else float(amount),
+            sentence_split_regex=parameters.sentence_split_regex,
+            min_chunk_size=parameters.min_chunk_size or None,
+        )
+        return [(piece, None) for piece in chunker.split_text(text) if piece.strip()]
+
+
 class Semchunk(LibraryPolicy):
     """semchunk's `chunk`, with its offsets; counting characters or offline tokens."""
 
@@ -456,6 +631,8 @@ LIBRARIES: Sequence[LibraryPolicy] = (
     LangChainMarkdown(),
     ChonkieRecursive(),
     ChonkieToken(),
+    ChonkieSemantic(),
+    LangChainSemantic(),
     Semchunk(),
 )
 
