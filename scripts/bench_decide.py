@@ -68,8 +68,63 @@ def bootstrap_figures() -> None:
     print(f"added by the bootstrap (31 questions)             {with_it - without:8.3f} s")
 
 
+FIVE_COLUMNS = {
+    "columns": "fixed-char:500;paragraph;heading-aware:220;heading-aware:1000",
+    "semchunk": "300",
+}
+
+
+def app_figures() -> None:
+    """Server time (the app's own log) and wall time (AppTest's) of each step on 1 MiB
+    with five columns: questions added one at a time, Explore steps with and without
+    questions, retriever switches."""
+    from streamlit.testing.v1 import AppTest
+
+    from scripts.bench_app import one_mebibyte_document, timed_run
+
+    text = one_mebibyte_document()
+    lines = [line.strip() for line in text.splitlines()]
+    quotes = [
+        line
+        for line in lines
+        if 60 <= len(line) <= 200 and text.count(line) == 1 and "`" not in line
+    ]
+    quotes = quotes[:: max(1, len(quotes) // 6)][:6]
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
+    for key, value in FIVE_COLUMNS.items():
+        at.query_params[key] = value
+    at.run()
+    at.radio(key="source").set_value("Paste text").run()
+    at.text_area(key="paste").set_value(text)
+    wall, own = timed_run(at)
+    print("\n## The app on 1 MiB with five columns (server s / AppTest wall s)")
+    print(f"{'first load':<44}{own:>8.3f}{wall:>8.3f}")
+
+    def steps(name: str, targets: list[int]) -> None:
+        for target in targets:
+            at.slider(key="heading-aware").set_value(target)
+            wall, own = timed_run(at)
+            print(f"{name + f' to {target}':<44}{own:>8.3f}{wall:>8.3f}")
+
+    steps("Explore step, no question: heading-aware", [240, 260, 280])
+    for number, quote in enumerate(quotes, 1):
+        at.text_input(key="new_question_text").input(f"What does passage {number} say?")
+        at.text_area(key="new_question_quote").input(quote)
+        button = next(b for b in at.button if b.label == "Add question")
+        button.click()
+        wall, own = timed_run(at)
+        print(f"{f'add question {number} (rank it in 5 columns)':<44}{own:>8.3f}{wall:>8.3f}")
+    steps(f"Explore step, {len(quotes)} questions: heading-aware", [300, 320, 340])
+    for name in ("embedding", "hybrid", "bm25"):
+        at.radio(key="retriever").set_value(name)
+        wall, own = timed_run(at)
+        print(f"{'retriever to ' + name:<44}{own:>8.3f}{wall:>8.3f}")
+
+
 def main(argv: list[str]) -> int:
     bootstrap_figures()
+    if "--app" in argv:
+        app_figures()
     return 0
 
 
