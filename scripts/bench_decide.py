@@ -78,9 +78,8 @@ def app_figures() -> None:
     """Server time (the app's own log) and wall time (AppTest's) of each step on 1 MiB
     with five columns: questions added one at a time, Explore steps with and without
     questions, retriever switches."""
+    from bench_app import one_mebibyte_document, timed_run
     from streamlit.testing.v1 import AppTest
-
-    from scripts.bench_app import one_mebibyte_document, timed_run
 
     text = one_mebibyte_document()
     lines = [line.strip() for line in text.splitlines()]

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from explorer.errors import ErrorCode, ExplorerError
 from explorer.retrieval.decide import Verdict, bootstrap, decide
 from explorer.retrieval.evaluate import (
+    Budget,
     Hit,
     parse_budget,
     question_result,
@@ -243,7 +244,7 @@ def hits(*sizes: tuple[int, int]) -> list[Hit]:
 
 def test_the_budget_keeps_chunks_while_they_fit_and_stops_at_the_first_that_does_not() -> None:
     ranked = hits((50, 9), (30, 5), (40, 7), (5, 1))
-    chars = {"size": 80, "unit": "chars"}
+    chars: Budget = {"size": 80, "unit": "chars"}
     assert within_budget(ranked, chars) == (ranked[:2], False)  # 50 + 30 = 80 fits; 40 stops
     assert within_budget(ranked, {"size": 89, "unit": "chars"}) == (ranked[:2], False)  # not 5
     assert within_budget(ranked, {"size": 14, "unit": "tokens"}) == (ranked[:2], False)

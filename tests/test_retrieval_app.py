@@ -15,7 +15,14 @@ from streamlit.testing.v1 import AppTest
 from explorer import DirectoryReader, LoadResult, Settings, load_documents, parse_manifest
 from explorer.chunking.imports import ChunkFile
 from explorer.chunking.index import build_index, document_chunks
-from explorer.retrieval.evaluate import Budget, Evaluation, Judging, evaluate, sweep_columns
+from explorer.retrieval.evaluate import (
+    Budget,
+    ColumnFigures,
+    Evaluation,
+    Judging,
+    evaluate,
+    sweep_columns,
+)
 from explorer.retrieval.questions import QuestionSet, parse_questions, place_question
 from explorer.retrieval.retrievers import RetrieverName
 from explorer.sources.documents import document_record
@@ -327,13 +334,13 @@ def test_deciding_by_another_metric_and_a_budget_measure_as_evaluate_does() -> N
 def test_an_added_question_is_the_only_one_ranked_again(monkeypatch: pytest.MonkeyPatch) -> None:
     at = library()
     ranked: list[int] = []
-    original = retrieval.ColumnFigures.results
+    original = ColumnFigures.results
 
     def counting(self: Any, questions: Any, best: Any, budget: Any) -> Any:
         ranked.append(len(questions))
         return original(self, questions, best, budget)
 
-    monkeypatch.setattr(retrieval.ColumnFigures, "results", counting)
+    monkeypatch.setattr(ColumnFigures, "results", counting)
     # A question no other test asks (the caches outlive a session, as on a server).
     add_question(at, "Where does the serial number go, to this test?", "warranty", "serial number")
     assert not at.exception and not errors(at)

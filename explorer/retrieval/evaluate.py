@@ -412,6 +412,12 @@ def figure_of(result: QuestionResult, metric: Metric) -> float:
     return float(value)
 
 
+def summary_mean(policy: PolicyEvaluation, metric: Metric) -> float:
+    """A column's mean on `metric`."""
+    summary = policy["summary"]
+    return float(summary[metric])
+
+
 def summarize(results: Sequence[QuestionResult], chunk_count: int, chunk_chars: int) -> Summary:
     """Means over the questions, and over the chunks (`chunk_chars` is their sum of
     lengths, a whole number: the same sum however it was added up); the population
@@ -422,7 +428,7 @@ def summarize(results: Sequence[QuestionResult], chunk_count: int, chunk_chars: 
         return _figure(sum(values) / len(values)) if values else 0.0
 
     columns = {metric: [figure_of(r, metric) for r in results] for metric in METRICS}
-    std = {m: _figure(np.std(v)) if v else 0.0 for m, v in columns.items()}
+    std = {m: _figure(float(np.std(v))) if v else 0.0 for m, v in columns.items()}
     return {
         "recall": mean(columns["recall"]),
         "precision": mean(columns["precision"]),

@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from html import escape
 
-from ..retrieval.evaluate import METRICS, Evaluation, PolicyEvaluation
+from ..retrieval.evaluate import METRICS, Evaluation, Metric, PolicyEvaluation, summary_mean
 
 LABELS = {
     "recall": "Recall",
@@ -125,7 +125,7 @@ def _decision(evaluation: Evaluation) -> str:
     )
 
 
-SWEEP_LINES = {
+SWEEP_LINES: dict[Metric, str] = {
     "recall": "#0969da",
     "iou": "#bc4c00",
     "hit": "#1a7f37",
@@ -134,11 +134,15 @@ SWEEP_LINES = {
 CHART_WIDTH, CHART_HEIGHT, PAD = 720, 300, 40
 
 
+def _size(policy: PolicyEvaluation) -> float:
+    """A swept column's size, in its unit."""
+    size = policy["config"].get("max_tokens") or policy["config"].get("max_chars")
+    return float(size) if isinstance(size, int) else 0.0
+
+
 def sweep_chart(policies: Sequence[PolicyEvaluation]) -> str:
     """Recall, IoU, hit rate and Precision_Ω against the size, with recall's intervals."""
-    sizes = [
-        float(p["config"].get("max_tokens") or p["config"].get("max_chars") or 0) for p in policies
-    ]
+    sizes = [_size(p) for p in policies]
     low, high = min(sizes), max(sizes)
     span = (high - low) or 1.0
 
@@ -163,8 +167,7 @@ def sweep_chart(policies: Sequence[PolicyEvaluation]) -> str:
         )
     for row, (metric, colour) in enumerate(SWEEP_LINES.items()):
         points = [
-            (x(size), y(float(p["summary"][metric])))
-            for size, p in zip(sizes, policies, strict=True)
+            (x(size), y(summary_mean(p, metric))) for size, p in zip(sizes, policies, strict=True)
         ]
         path = " ".join(f"{px},{py}" for px, py in points)
         parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>')
