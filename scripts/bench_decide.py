@@ -105,6 +105,9 @@ def app_figures() -> None:
             wall, own = timed_run(at)
             print(f"{name + f' to {target}':<44}{own:>8.3f}{wall:>8.3f}")
 
+    for _ in range(3):
+        wall, own = timed_run(at)
+        print(f"{'rerun, nothing changed (no question)':<44}{own:>8.3f}{wall:>8.3f}")
     steps("Explore step, no question: heading-aware", [240, 260, 280])
     for number, quote in enumerate(quotes, 1):
         at.text_input(key="new_question_text").input(f"What does passage {number} say?")
@@ -113,6 +116,9 @@ def app_figures() -> None:
         button.click()
         wall, own = timed_run(at)
         print(f"{f'add question {number} (rank it in 5 columns)':<44}{own:>8.3f}{wall:>8.3f}")
+    for _ in range(3):
+        wall, own = timed_run(at)
+        print(f"{f'rerun, nothing changed ({len(quotes)} questions)':<44}{own:>8.3f}{wall:>8.3f}")
     steps(f"Explore step, {len(quotes)} questions: heading-aware", [300, 320, 340])
     for name in ("embedding", "hybrid", "bm25"):
         at.radio(key="retriever").set_value(name)
