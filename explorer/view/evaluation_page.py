@@ -30,11 +30,11 @@ table{border-collapse:collapse;margin:.5rem 0}
 th,td{border-bottom:1px solid #d0d7de;padding:.25rem .5rem;text-align:right;vertical-align:middle}
 th:first-child,td:first-child{text-align:left}
 .decision{border:2px solid #1a7f37;border-radius:6px;padding:.75rem 1rem;background:#f0fff4}
-.a,.b{font-weight:600;color:#1a7f37}.tie{color:#57606a}
+.a,.b{font-weight:600;color:#1a7f37}.tie{color:#57606a}.wide{overflow-x:auto}
 code{font-size:.9em;word-break:break-all}
 small{color:#57606a}svg{vertical-align:middle}
 """
-BAR_WIDTH, BAR_HEIGHT = 110, 16
+BAR_WIDTH, BAR_HEIGHT = 90, 16
 
 
 def _text(value: object) -> str:
@@ -131,7 +131,7 @@ SWEEP_LINES: dict[Metric, str] = {
     "hit": "#1a7f37",
     "precision_omega": "#8250df",
 }
-CHART_WIDTH, CHART_HEIGHT, PAD = 720, 300, 40
+CHART_WIDTH, CHART_HEIGHT, PAD, LEGEND = 820, 300, 40, 110
 
 
 def _size(policy: PolicyEvaluation) -> float:
@@ -147,7 +147,7 @@ def sweep_chart(policies: Sequence[PolicyEvaluation]) -> str:
     span = (high - low) or 1.0
 
     def x(size: float) -> float:
-        return round(PAD + (size - low) / span * (CHART_WIDTH - 2 * PAD), 2)
+        return round(PAD + (size - low) / span * (CHART_WIDTH - 2 * PAD - LEGEND), 2)
 
     def y(value: float) -> float:
         return round(CHART_HEIGHT - PAD - value * (CHART_HEIGHT - 2 * PAD), 2)
@@ -155,7 +155,7 @@ def sweep_chart(policies: Sequence[PolicyEvaluation]) -> str:
     parts = [
         f'<svg width="{CHART_WIDTH}" height="{CHART_HEIGHT}" role="img" '
         'aria-label="the sweep: figures against the size">',
-        f'<line x1="{PAD}" x2="{CHART_WIDTH - PAD}" y1="{y(0)}" y2="{y(0)}" stroke="#57606a"/>',
+        f'<line x1="{PAD}" x2="{x(high)}" y1="{y(0)}" y2="{y(0)}" stroke="#57606a"/>',
         f'<line x1="{PAD}" x2="{PAD}" y1="{y(0)}" y2="{y(1)}" stroke="#57606a"/>',
         f'<text x="{PAD - 6}" y="{y(1) + 4}" text-anchor="end" font-size="11">1</text>',
         f'<text x="{PAD - 6}" y="{y(0) + 4}" text-anchor="end" font-size="11">0</text>',
@@ -173,7 +173,7 @@ def sweep_chart(policies: Sequence[PolicyEvaluation]) -> str:
         parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>')
         parts += [f'<circle cx="{px}" cy="{py}" r="3" fill="{colour}"/>' for px, py in points]
         parts.append(
-            f'<text x="{CHART_WIDTH - PAD + 4}" y="{PAD + 14 * row}" font-size="11" '
+            f'<text x="{x(high) + 16}" y="{PAD + 14 * row}" font-size="11" '
             f'fill="{colour}">{_text(LABELS[metric])}</text>'
         )
     for size, policy in zip(sizes, policies, strict=True):
@@ -245,7 +245,10 @@ def evaluation_page(evaluation: Evaluation, sweep: bool = False) -> str:
             f"<p><strong>Few questions:</strong> only {questions} stand behind each verdict; "
             "with fewer than 30, a real difference often shows as a tie.</p>"
         )
-    body += ["<h2>Means, with 95 % intervals</h2>", _summary_table(policies)]
+    body += [
+        "<h2>Means, with 95 % intervals</h2>",
+        f'<div class="wide">{_summary_table(policies)}</div>',
+    ]
     if sweep and policies:
         body += ["<h2>The sweep</h2>", sweep_chart(policies)]
     body += ["<h2>Verdicts</h2>", _verdicts(evaluation), "<h2>Each question</h2>"]
