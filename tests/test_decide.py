@@ -8,7 +8,7 @@ import math
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -467,7 +467,12 @@ def test_the_report_is_one_offline_page_with_everything_escaped(tmp_path: Path) 
 def test_a_kept_index_ranking_one_question_at_a_time_gives_evaluate_s_figures() -> None:
     from explorer.chunking.index import build_index
     from explorer.chunking.policies import make_config
-    from explorer.retrieval.evaluate import ColumnFigures, evaluate_chunks, measure_column
+    from explorer.retrieval.evaluate import (
+        ColumnFigures,
+        Measured,
+        evaluate_chunks,
+        measure_column,
+    )
     from explorer.retrieval.questions import parse_questions, place_questions
     from explorer.retrieval.retrievers import BM25
     from explorer.sources.loading import DirectoryReader, load_documents
@@ -486,7 +491,7 @@ def test_a_kept_index_ranking_one_question_at_a_time_gives_evaluate_s_figures() 
     assert np.array_equal(index.ranking(asked).scores(0, len(asked)), whole)
     budget: Budget = {"size": 300, "unit": "tokens"}
     expected = evaluate_chunks(chunks, placed, BM25(), 100, budget=budget)
-    figures, measured = ColumnFigures(chunks), {}
+    figures, measured = ColumnFigures(chunks), cast(Measured, {})
     for count in range(1, len(placed) + 1):  # as a person adds them, one by one
         got = measure_column(chunks, placed[:count], lambda: index, figures, 100, budget, measured)
     assert got == expected and len(measured) == len(placed)
