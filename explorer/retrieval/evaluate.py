@@ -480,7 +480,7 @@ def evaluate(
     judging = judging or Judging()
     if not 1 <= k <= MAX_K:
         raise ExplorerError(ErrorCode.USAGE, f"k must be from 1 to {MAX_K}, not {k}")
-    judging.check(limits)
+    judging.check()
     if not load.documents:
         raise ExplorerError(
             ErrorCode.NO_DOCUMENTS, "no document loaded, so there is nothing to search"
@@ -569,7 +569,7 @@ class Judging:
     seed: int = DEFAULT_SEED
     decide_by: Metric = "recall"
 
-    def check(self, limits: Limits = DEFAULT_LIMITS) -> None:
+    def check(self) -> None:
         """Refuse bad values before any work (the command line parses them first)."""
         if self.budget is not None and self.budget["size"] < 1:
             raise ExplorerError(
