@@ -95,3 +95,16 @@ def test_the_add_question_form_stays_open_above_the_scoreboard_after_an_add(page
         form = page.locator(".st-key-new_question_text").bounding_box()
         board = page.get_by_text("Retrieval scoreboard").bounding_box()
         assert form is not None and board is not None and form["y"] < board["y"]
+
+
+def test_a_person_reads_the_decision_and_the_warning_for_few_questions(page: Page) -> None:
+    """The decision sentence replaces the Best line; five questions are warned of."""
+    open_retrieval(page)
+    decision = page.locator("[data-testid='stMarkdownContainer']", has_text="Choose fixed-char")
+    expect(decision).to_be_visible(timeout=60_000)
+    expect(decision).to_contain_text(
+        "The 5 questions cannot separate 'fixed-char', 'paragraph' and 'heading-aware' on recall"
+    )
+    expect(decision).to_contain_text("the cheapest, 'fixed-char' (72 retrieved tokens per")
+    expect(page.get_by_text("Only 5 questions stand behind these verdicts")).to_be_visible()
+    expect(page.get_by_text("Best —")).to_have_count(0)

@@ -8,7 +8,7 @@ import math
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -461,3 +461,39 @@ def test_the_report_is_one_offline_page_with_everything_escaped(tmp_path: Path) 
     evaluation["policies"][0]["name"] = "<img src=x onerror=alert(1)>"
     hostile = evaluation_page(evaluation)
     assert "<img" not in hostile and "&lt;img src=x onerror=alert(1)&gt;" in hostile
+
+
+# --- the app's path: one question at a time, against a kept index -----------------------------
+
+
+def test_a_kept_index_ranking_one_question_at_a_time_gives_evaluate_s_figures() -> None:
+    from explorer.chunking.index import build_index
+    from explorer.chunking.policies import make_config
+    from explorer.retrieval.evaluate import (
+        ColumnFigures,
+        Measured,
+        evaluate_chunks,
+        measure_column,
+    )
+    from explorer.retrieval.questions import parse_questions, place_questions
+    from explorer.retrieval.retrievers import BM25
+    from explorer.sources.loading import DirectoryReader, load_documents
+    from explorer.sources.manifest import parse_manifest
+
+    manifest = MARKDOWN_DOCS / "manifest.json"
+    load = load_documents(parse_manifest(manifest.read_bytes()), DirectoryReader(MARKDOWN_DOCS))
+    texts = {d["source_id"]: d["text"] for d in load.documents}
+    placed = place_questions(
+        parse_questions((MARKDOWN_DOCS / "questions.json").read_bytes()), texts
+    )
+    chunks = build_index(load.documents, make_config("heading-aware", 400))["chunks"]
+    index = BM25().index([c["text"] for c in chunks])
+    asked = [q.question for q in placed]
+    whole = BM25().ranking([c["text"] for c in chunks], asked).scores(0, len(asked))
+    assert np.array_equal(index.ranking(asked).scores(0, len(asked)), whole)
+    budget: Budget = {"size": 300, "unit": "tokens"}
+    expected = evaluate_chunks(chunks, placed, BM25(), 100, budget=budget)
+    figures, measured = ColumnFigures(chunks), cast(Measured, {})
+    for count in range(1, len(placed) + 1):  # as a person adds them, one by one
+        got = measure_column(chunks, placed[:count], lambda: index, figures, 100, budget, measured)
+    assert got == expected and len(measured) == len(placed)

@@ -705,7 +705,7 @@ def ray_evaluate(
 ) -> Evaluation:
     """`evaluate` over a manifest on Ray: the same figures, ids, warnings and refusals."""
     judging = judging or Judging()
-    judging.check(run.limits)
+    judging.check()
     require_shardable(retriever_name)
     require_written(questions)
     ray = run.ray

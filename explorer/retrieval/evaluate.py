@@ -419,6 +419,12 @@ def figure_of(result: QuestionResult, metric: Metric) -> float:
     return float(value)
 
 
+def summary_mean(policy: PolicyEvaluation, metric: Metric) -> float:
+    """A column's mean on `metric`."""
+    summary = policy["summary"]
+    return float(summary[metric])
+
+
 def summarize(results: Sequence[QuestionResult], chunk_count: int, chunk_chars: int) -> Summary:
     """Means over the questions, and over the chunks (`chunk_chars` is their sum of
     lengths, a whole number: the same sum however it was added up); the population
@@ -481,7 +487,7 @@ def evaluate(
     judging = judging or Judging()
     if not 1 <= k <= MAX_K:
         raise ExplorerError(ErrorCode.USAGE, f"k must be from 1 to {MAX_K}, not {k}")
-    judging.check(limits)
+    judging.check()
     if not load.documents:
         raise ExplorerError(
             ErrorCode.NO_DOCUMENTS, "no document loaded, so there is nothing to search"
@@ -570,7 +576,7 @@ class Judging:
     seed: int = DEFAULT_SEED
     decide_by: Metric = "recall"
 
-    def check(self, limits: Limits = DEFAULT_LIMITS) -> None:
+    def check(self) -> None:
         """Refuse bad values before any work (the command line parses them first)."""
         if self.budget is not None and self.budget["size"] < 1:
             raise ExplorerError(

@@ -220,9 +220,7 @@ class BM25:
         return BM25Scores(terms, asked, CorpusTerms.of(terms))
 
     def index(self, chunks: Sequence[str]) -> BM25Index:
-        words = bm25_terms(chunks)
-        terms = ChunkTerms.of(words, frozenset(w for ws in words for w in ws))
-        return BM25Index(terms, CorpusTerms.of(terms), postings_of(terms))
+        return BM25Index.of(bm25_terms(chunks))
 
 
 @dataclass(frozen=True)
@@ -233,6 +231,12 @@ class BM25Index:
     terms: ChunkTerms
     corpus: CorpusTerms
     postings: Postings
+
+    @classmethod
+    def of(cls, words: Sequence[Sequence[str]]) -> BM25Index:
+        """From each chunk's words (`bm25_terms`, however they were kept)."""
+        terms = ChunkTerms.of(words, frozenset(w for ws in words for w in ws))
+        return cls(terms, CorpusTerms.of(terms), postings_of(terms))
 
     def ranking(self, questions: Sequence[str]) -> BM25Scores:
         return BM25Scores(self.terms, bm25_terms(questions), self.corpus, self.postings)

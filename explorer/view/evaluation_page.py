@@ -8,10 +8,10 @@ question ids, the decision's sentence) is escaped here.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from html import escape
 
-from ..retrieval.evaluate import METRICS, Evaluation, Metric, PolicyEvaluation
+from ..retrieval.evaluate import METRICS, Evaluation, Metric, PolicyEvaluation, summary_mean
 
 LABELS = {
     "recall": "Recall",
@@ -30,11 +30,11 @@ table{border-collapse:collapse;margin:.5rem 0}
 th,td{border-bottom:1px solid #d0d7de;padding:.25rem .5rem;text-align:right;vertical-align:middle}
 th:first-child,td:first-child{text-align:left}
 .decision{border:2px solid #1a7f37;border-radius:6px;padding:.75rem 1rem;background:#f0fff4}
-.a,.b{font-weight:600;color:#1a7f37}.tie{color:#57606a}
+.a,.b{font-weight:600;color:#1a7f37}.tie{color:#57606a}.wide{overflow-x:auto}
 code{font-size:.9em;word-break:break-all}
 small{color:#57606a}svg{vertical-align:middle}
 """
-BAR_WIDTH, BAR_HEIGHT = 110, 16
+BAR_WIDTH, BAR_HEIGHT = 90, 16
 
 
 def _text(value: object) -> str:
@@ -131,23 +131,23 @@ SWEEP_LINES: dict[Metric, str] = {
     "hit": "#1a7f37",
     "precision_omega": "#8250df",
 }
-CHART_WIDTH, CHART_HEIGHT, PAD = 720, 300, 40
+CHART_WIDTH, CHART_HEIGHT, PAD, LEGEND = 820, 300, 40, 110
 
 
-def _size(config: Mapping[str, object]) -> float:
+def _size(policy: PolicyEvaluation) -> float:
     """A swept column's size, in its unit."""
-    size = config.get("max_tokens") or config.get("max_chars") or 0
+    size = policy["config"].get("max_tokens") or policy["config"].get("max_chars")
     return float(size) if isinstance(size, int) else 0.0
 
 
 def sweep_chart(policies: Sequence[PolicyEvaluation]) -> str:
     """Recall, IoU, hit rate and Precision_Ω against the size, with recall's intervals."""
-    sizes = [_size(p["config"]) for p in policies]
+    sizes = [_size(p) for p in policies]
     low, high = min(sizes), max(sizes)
     span = (high - low) or 1.0
 
     def x(size: float) -> float:
-        return round(PAD + (size - low) / span * (CHART_WIDTH - 2 * PAD), 2)
+        return round(PAD + (size - low) / span * (CHART_WIDTH - 2 * PAD - LEGEND), 2)
 
     def y(value: float) -> float:
         return round(CHART_HEIGHT - PAD - value * (CHART_HEIGHT - 2 * PAD), 2)
@@ -155,7 +155,7 @@ def sweep_chart(policies: Sequence[PolicyEvaluation]) -> str:
     parts = [
         f'<svg width="{CHART_WIDTH}" height="{CHART_HEIGHT}" role="img" '
         'aria-label="the sweep: figures against the size">',
-        f'<line x1="{PAD}" x2="{CHART_WIDTH - PAD}" y1="{y(0)}" y2="{y(0)}" stroke="#57606a"/>',
+        f'<line x1="{PAD}" x2="{x(high)}" y1="{y(0)}" y2="{y(0)}" stroke="#57606a"/>',
         f'<line x1="{PAD}" x2="{PAD}" y1="{y(0)}" y2="{y(1)}" stroke="#57606a"/>',
         f'<text x="{PAD - 6}" y="{y(1) + 4}" text-anchor="end" font-size="11">1</text>',
         f'<text x="{PAD - 6}" y="{y(0) + 4}" text-anchor="end" font-size="11">0</text>',
@@ -167,14 +167,13 @@ def sweep_chart(policies: Sequence[PolicyEvaluation]) -> str:
         )
     for row, (metric, colour) in enumerate(SWEEP_LINES.items()):
         points = [
-            (x(size), y(float(p["summary"][metric])))
-            for size, p in zip(sizes, policies, strict=True)
+            (x(size), y(summary_mean(p, metric))) for size, p in zip(sizes, policies, strict=True)
         ]
         path = " ".join(f"{px},{py}" for px, py in points)
         parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>')
         parts += [f'<circle cx="{px}" cy="{py}" r="3" fill="{colour}"/>' for px, py in points]
         parts.append(
-            f'<text x="{CHART_WIDTH - PAD + 4}" y="{PAD + 14 * row}" font-size="11" '
+            f'<text x="{x(high) + 16}" y="{PAD + 14 * row}" font-size="11" '
             f'fill="{colour}">{_text(LABELS[metric])}</text>'
         )
     for size, policy in zip(sizes, policies, strict=True):
@@ -246,7 +245,10 @@ def evaluation_page(evaluation: Evaluation, sweep: bool = False) -> str:
             f"<p><strong>Few questions:</strong> only {questions} stand behind each verdict; "
             "with fewer than 30, a real difference often shows as a tie.</p>"
         )
-    body += ["<h2>Means, with 95 % intervals</h2>", _summary_table(policies)]
+    body += [
+        "<h2>Means, with 95 % intervals</h2>",
+        f'<div class="wide">{_summary_table(policies)}</div>',
+    ]
     if sweep and policies:
         body += ["<h2>The sweep</h2>", sweep_chart(policies)]
     body += ["<h2>Verdicts</h2>", _verdicts(evaluation), "<h2>Each question</h2>"]
