@@ -85,3 +85,9 @@ def test_a_scanned_pdf_dropped_in_the_app_says_to_run_ocr() -> None:
     at = upload([*FILES, ("scan.pdf", scanned_pdf_bytes(), "application/pdf")])
     said = " ".join(m.value for m in at.markdown)
     assert "no\\_text\\_layer" in said and "run OCR on it first" in said
+
+
+def test_a_dropped_file_whose_name_holds_a_control_character_is_an_invalid_upload() -> None:
+    at = upload([("tab\there.md", b"# A\n", "text/markdown")])
+    assert [e.value.split(":")[0] for e in at.error] == ["**invalid_upload**"]
+    assert "holds a control character" in at.error[0].value
