@@ -105,3 +105,76 @@ HTML_FAQ = """<!doctype html>
 <ul><li>Cars park behind the office.</li><li>Bicycles park by the gate.</li></ul>
 </body></html>
 """
+
+
+# A page as Sphinx builds Python's documentation (Debian's python3.11-doc,
+# library/json.html), cut down: a menu, link bars above and below the text, a sidebar
+# with the table of contents, a footer, and a permalink "¶" after each heading and
+# definition.
+SPHINX_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8" /><title>json — JSON encoder and decoder</title>
+<script src="../_static/sidebar.js"></script></head>
+<body>
+<div class="mobile-nav">
+  <nav class="nav-content" role="navigation">
+    <a href="https://www.python.org/" class="nav-logo"><img src="../_static/py.svg" alt="Logo"/></a>
+    <form role="search" class="search" action="../search.html" method="get">
+      <input type="text" name="q" aria-label="Quick search"/><input type="submit" value="Go"/>
+    </form>
+  </nav>
+  <div class="menu-wrapper"><nav class="menu" role="navigation" aria-label="main navigation">
+    <h3><a href="../contents.html">Table of Contents</a></h3>
+    <ul><li><a class="reference internal" href="#basic-usage">Basic Usage</a></li></ul>
+  </nav></div>
+</div>
+<div class="related" role="navigation" aria-label="related navigation">
+  <h3>Navigation</h3>
+  <ul>
+    <li class="right"><a href="../genindex.html" title="General Index">index</a></li>
+    <li class="right"><a href="mailbox.html" title="mailbox">next</a> |</li>
+    <li><a href="https://www.python.org/">Python</a> &#187;</li>
+    <li class="nav-item nav-item-1"><a href="index.html">The Python Standard Library</a> &#187;</li>
+  </ul>
+</div>
+<div class="document"><div class="documentwrapper"><div class="bodywrapper">
+<div class="body" role="main">
+<section id="module-json">
+<span id="json-json-encoder-and-decoder"></span><h1><a class="reference internal" href="#module-json" title="json: Encode and decode the JSON format."><code class="xref py py-mod docutils literal notranslate"><span class="pre">json</span></code></a> — JSON encoder and decoder<a class="headerlink" href="#module-json" title="Permalink to this heading">¶</a></h1>
+<p><strong>Source code:</strong> <a class="reference external" href="https://github.com/python/cpython/tree/3.11/Lib/json/__init__.py">Lib/json/__init__.py</a></p>
+<p>JSON is a lightweight data interchange format inspired by JavaScript object literal syntax.</p>
+<div class="highlight-python3 notranslate"><div class="highlight"><pre><span></span><span class="gp">&gt;&gt;&gt; </span><span class="kn">import</span> <span class="nn">json</span>
+<span class="gp">&gt;&gt;&gt; </span><span class="n">json</span><span class="o">.</span><span class="n">dumps</span><span class="p">([</span><span class="s1">&#39;foo&#39;</span><span class="p">])</span>
+<span class="go">&#39;[&quot;foo&quot;]&#39;</span>
+</pre></div></div>
+<section id="basic-usage">
+<h2>Basic Usage<a class="headerlink" href="#basic-usage" title="Permalink to this heading">¶</a></h2>
+<dl class="py function">
+<dt class="sig sig-object py" id="json.dump">
+<span class="sig-prename descclassname"><span class="pre">json.</span></span><span class="sig-name descname"><span class="pre">dump</span></span><span class="sig-paren">(</span><em class="sig-param"><span class="n"><span class="pre">obj</span></span></em>, <em class="sig-param"><span class="n"><span class="pre">fp</span></span></em><span class="sig-paren">)</span><a class="headerlink" href="#json.dump" title="Permalink to this definition">¶</a></dt>
+<dd><p>Serialize <em>obj</em> as a JSON formatted stream to <em>fp</em>.</p></dd>
+</dl>
+</section>
+</section>
+<div class="clearer"></div>
+</div>
+</div></div>
+<div class="sphinxsidebar" role="navigation" aria-label="main navigation">
+<div class="sphinxsidebarwrapper">
+  <div><h3><a href="../contents.html">Table of Contents</a></h3>
+  <ul><li><a class="reference internal" href="#basic-usage">Basic Usage</a></li></ul></div>
+  <div><h4>Previous topic</h4><p class="topless"><a href="email.iterators.html">email.iterators</a></p></div>
+  <div role="note" aria-label="source link"><h3>This Page</h3>
+  <ul class="this-page-menu"><li><a href="../bugs.html">Report a Bug</a></li></ul></div>
+</div></div>
+<div class="clearer"></div>
+</div>
+<div class="related" role="navigation" aria-label="related navigation">
+  <h3>Navigation</h3>
+  <ul><li><a href="https://www.python.org/">Python</a> &#187;</li></ul>
+</div>
+<div class="footer">
+&copy; <a href="../copyright.html">Copyright</a> 2001-2026, Python Software Foundation.<br />
+Created using <a href="https://www.sphinx-doc.org/">Sphinx</a> 5.3.0.
+</div>
+</body></html>
+"""  # noqa: E501 (Sphinx writes these lines as long)

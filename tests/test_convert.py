@@ -27,7 +27,14 @@ from explorer.sources.manifest import parse_manifest
 from explorer.sources.uploads import bundle_from_files, bundle_from_zip
 from explorer.store.schema import _MIGRATE_1_TO_2, SCHEMA_1, STORE_VERSION
 from tests.conftest import ManifestBuilder, run_cli, sha256_hex, zipped
-from tests.documents import HANDBOOK_PAGES, HTML_FAQ, docx_bytes, pdf_bytes, scanned_pdf_bytes
+from tests.documents import (
+    HANDBOOK_PAGES,
+    HTML_FAQ,
+    SPHINX_PAGE,
+    docx_bytes,
+    pdf_bytes,
+    scanned_pdf_bytes,
+)
 
 GUIDE = pdf_bytes()
 HANDBOOK = docx_bytes()
@@ -114,6 +121,43 @@ def test_html_keeps_the_body_text_and_drops_scripts_styles_and_navigation() -> N
     assert "## When is the harbour open?" in text and "**six**" in text
     assert "never run" not in text and "color" not in text and "Home" not in text
     assert "page_starts" not in record  # only documents with pages have them
+
+
+def test_a_sphinx_page_keeps_its_text_without_menus_sidebar_footer_or_permalinks() -> None:
+    """Python's documentation as Sphinx builds it: the text starts at the page's title,
+    whose section title is its text alone, and no "Navigation" list or "¶" is left."""
+    record = loaded("json.html", SPHINX_PAGE.encode())
+    assert record["text"] == (
+        "# `json` — JSON encoder and decoder\n\n"
+        "**Source code:** [Lib/json/\\_\\_init\\_\\_.py]"
+        "(https://github.com/python/cpython/tree/3.11/Lib/json/__init__.py)\n\n"
+        "JSON is a lightweight data interchange format inspired by JavaScript object literal "
+        "syntax.\n\n"
+        "```\n>>> import json\n>>> json.dumps(['foo'])\n'[\"foo\"]'\n```\n\n"
+        "## Basic Usage\n\n"
+        "json.dump(*obj*, *fp*)\n:   Serialize *obj* as a JSON formatted stream to *fp*.\n"
+    )
+    for grammar in ("v1", "markdown"):
+        index = build_index([record], make_config("heading-aware", 220, grammar=grammar))
+        titles = [c["section_title"] for c in index["chunks"]]
+        assert titles[0] == "`json` — JSON encoder and decoder"
+        assert titles[-1] == "Basic Usage"
+
+
+def test_html_drops_the_pages_banner_footer_and_anchors_but_keeps_an_articles_own() -> None:
+    page = b"""<html><body><header><a href="/">Acme Blog</a><ul><li>Posts</li></ul></header>
+    <div role="banner">Top banner</div>
+    <article><header><h1 id="t"><a class="anchor" href="#t"><svg><path/></svg></a>Release
+    notes</h1><p>By Ada</p></header>
+    <h2 id="fix">Fixes <a href="#fix">#</a></h2><p>See <a href="#fix">this section</a>.</p>
+    <footer>Tags: releases</footer></article>
+    <aside class="footnote"><p>[1] A footnote.</p></aside>
+    <footer><p>Copyright Acme</p></footer><div role="contentinfo">Contact us</div>
+    </body></html>"""
+    assert loaded("blog.html", page)["text"] == (
+        "# Release notes\n\nBy Ada\n\n## Fixes\n\nSee [this section](#fix).\n\n"
+        "Tags: releases\n\n[1] A footnote.\n"
+    )
 
 
 def test_headings_are_section_titles_and_each_pdf_chunk_cites_its_page() -> None:
