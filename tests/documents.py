@@ -92,6 +92,49 @@ def docx_bytes() -> bytes:
     return buffer.getvalue()
 
 
+# Code as pandoc writes it into a .docx: one "Source Code" paragraph a block, its lines
+# "Verbatim Char" runs between line breaks, spaces kept.
+CODE_LINES = (
+    "# Create a sample collection",
+    "active_users = [",
+    '    {"name": "ada", "role": "admin"},',
+    "]",
+    "",
+    "",
+    "def count_admins(users):",
+    "    # Count the admins",
+    '    return sum(1 for user in users if user["role"] == "admin")',
+)
+
+
+def code_docx_bytes() -> bytes:
+    """A Word file with a code block as pandoc makes it, a code word inside a sentence,
+    and a second block written the way Word users do: one "Source Code" paragraph a line."""
+    from docx.enum.style import WD_STYLE_TYPE
+
+    document = Document()
+    document.core_properties.created = _FIXED_DATE.replace(tzinfo=None)
+    document.core_properties.modified = _FIXED_DATE.replace(tzinfo=None)
+    code = document.styles.add_style("Source Code", WD_STYLE_TYPE.PARAGRAPH)
+    verbatim = document.styles.add_style("Verbatim Char", WD_STYLE_TYPE.CHARACTER)
+    document.add_heading("Users", level=1)
+    sentence = document.add_paragraph("The list ")
+    sentence.add_run("active_users", style=verbatim)
+    sentence.add_run(" holds every user_id that signed in.")
+    block = document.add_paragraph(style=code)
+    for number, line in enumerate(CODE_LINES):
+        if number:
+            block.add_run().add_break()
+        if line:
+            block.add_run(line, style=verbatim)
+    document.add_heading("Shell", level=2)
+    for line in ("# List the files", "ls  -l  *_test.py"):
+        document.add_paragraph(style=code).add_run(line, style=verbatim)
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
 HTML_FAQ = """<!doctype html>
 <html><head><title>Harbour FAQ</title><style>p { color: red }</style>
 <script>alert("never run")</script></head>

@@ -28,9 +28,11 @@ from explorer.sources.uploads import bundle_from_files, bundle_from_zip
 from explorer.store.schema import _MIGRATE_1_TO_2, SCHEMA_1, STORE_VERSION
 from tests.conftest import ManifestBuilder, run_cli, sha256_hex, zipped
 from tests.documents import (
+    CODE_LINES,
     HANDBOOK_PAGES,
     HTML_FAQ,
     SPHINX_PAGE,
+    code_docx_bytes,
     docx_bytes,
     pdf_bytes,
     scanned_pdf_bytes,
@@ -112,6 +114,35 @@ def test_word_headings_lists_and_tables_become_markdown() -> None:
     assert "\n## Working Hours\n" in text and "\n## Leave\n" in text
     assert "- Bring your badge every day.\n- Sign in at the gate." in text
     assert "| Annual | 25 |" in text
+
+
+def test_word_code_blocks_stay_code_verbatim_and_their_comments_are_not_headings() -> None:
+    """pandoc's "Source Code" paragraphs and "Verbatim Char" runs: the code's lines as
+    they are (indentation, blank lines, no Markdown escapes) in a fenced block, which is
+    indented where a `# comment` line would otherwise be a heading to grammar v1."""
+    record = loaded("code.docx", code_docx_bytes())
+    code = "\n".join(f"   {line}" if line else "" for line in CODE_LINES)
+    assert record["text"] == (
+        "# Users\n\nThe list `active_users` holds every user\\_id that signed in.\n\n"
+        f"   ```\n{code}\n   ```\n\n"
+        "## Shell\n\n   ```\n   # List the files\n   ls  -l  *_test.py\n   ```\n"
+    )
+    for grammar in ("v1", "markdown"):
+        index = build_index([record], make_config("heading-aware", 2_000, grammar=grammar))
+        assert [c["section_title"] for c in index["chunks"]] == ["Users", "Shell"]
+        assert "\n       # Count the admins\n" in index["chunks"][0]["text"]
+        assert not any("\\" in c["text"] for c in index["chunks"][1:])
+
+
+def test_html_code_is_verbatim_with_its_blank_lines_backticks_and_list_indentation() -> None:
+    page = (
+        b"<h1>Setup</h1><ol><li><p>Run:</p><pre>pip install x\n\n\n# done\n</pre></li></ol>"
+        b"<pre><code>echo ``` a_b *c*\n\tindented\n</code></pre><p>snake_case</p>"
+    )
+    assert loaded("setup.html", page)["text"] == (
+        "# Setup\n\n1. Run:\n\n      ```\n      pip install x\n   \n   \n      # done\n"
+        "      ```\n\n````\necho ``` a_b *c*\n\tindented\n````\n\nsnake\\_case\n"
+    )
 
 
 def test_html_keeps_the_body_text_and_drops_scripts_styles_and_navigation() -> None:

@@ -13,13 +13,24 @@ from .base import MAX_UNPACKED_RATIO, Converted, ConverterInfo, corrupt, version
 from .html import html_markdown
 
 _ZIP_MAGIC = b"PK\x03\x04"
+# Code as pandoc and Word write it (a "Source Code" or "HTML Preformatted" paragraph,
+# "Verbatim Char" runs) is code: verbatim, never Markdown of its lines.
+_STYLE_MAP = """
+p[style-name='Source Code'] => pre:separator('\\n')
+p[style-name='HTML Preformatted'] => pre:separator('\\n')
+r[style-name='Verbatim Char'] => code
+"""
 # The least a Word file may unpack to, however small it is.
 _MIN_UNPACKED = 8 * 1024 * 1024
 
 
 @cache
 def _info() -> ConverterInfo:
-    options: dict[str, str | int] = {"images": "dropped", "headings": "styles"}
+    options: dict[str, str | int] = {
+        "images": "dropped",
+        "headings": "styles",
+        "code": "Source Code,HTML Preformatted,Verbatim Char",
+    }
     return {
         "name": "mammoth+markdownify",
         "version": versions("mammoth", "markdownify"),
@@ -59,7 +70,7 @@ class DocxConverter:
                 "file of its size may hold",
             )
         try:
-            html = mammoth.convert_to_html(io.BytesIO(data)).value
+            html = mammoth.convert_to_html(io.BytesIO(data), style_map=_STYLE_MAP).value
         except Exception as error:
             raise corrupt(path, "Word file", type(error).__name__) from None
         return Converted(html_markdown(path, html))

@@ -1,22 +1,24 @@
 """HTML to Markdown: the page's main content, without scripts, styles or the page's
 chrome (navigation, banners, footers, sidebars, permalink anchors), by markdownify
-(headings `h1`-`h6` as `#` lines, their titles as plain text)."""
+(headings `h1`-`h6` as `#` lines, their titles as plain text; `pre` as fenced code,
+verbatim)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...errors import ErrorCode, ExplorerError
 from .base import Converted, ConverterInfo, versions
 
 if TYPE_CHECKING:
     from bs4 import Tag
+    from markdownify import MarkdownConverter
 
 # How the page is read (a change here is another converter identity).
-RULES = 2
+RULES = 3
 # Elements whose content is not the page's text.
 _DROPPED = ("head", "script", "style", "noscript", "template", "nav", "svg", "iframe", "img")
 # The page's chrome: landmarks that are not its content, search forms, and the blocks
@@ -39,6 +41,14 @@ _BLANK_LINES = re.compile(r"\n{3,}")
 MAX_DEPTH = 128
 # What a normalized text never holds: carriage returns (as line breaks) and NULs.
 _LINE_BREAKS = re.compile(r"\r\n?")
+# A line grammar v1 reads as a heading (docs/contract.md §4): one to six `#` and a space.
+_V1_HEADING = re.compile(r"^#{1,6} ", re.MULTILINE)
+_BACKTICKS = re.compile(r"`{3,}")
+# While a page converts, each line of a code block starts with a NUL (the text's own
+# NULs are dropped first), so that no blank line inside code is merged; then removed.
+_CODE_LINE = "\x00"
+# CommonMark strips up to three spaces of a fenced block's indentation from its lines.
+_FENCE_INDENT = "   "
 
 
 @cache
@@ -48,6 +58,7 @@ def _info() -> ConverterInfo:
         "headings": "atx",
         "dropped": ",".join(_DROPPED),
         "chrome": "landmarks,generators,permalinks",
+        "code": "fenced,verbatim",
     }
     return {
         "name": "markdownify",
@@ -101,10 +112,45 @@ def _content(soup: Tag) -> Tag:
     return soup.body or soup
 
 
+def code_block(code: str) -> str:
+    """A fenced block of `code` as it is: its indentation, blank lines and characters
+    (no escapes). The fence is longer than any run of backticks in it; the block is
+    indented three spaces (which CommonMark strips from its lines) when a line would
+    otherwise read as a heading to grammar v1, such as a `# comment` in Python."""
+    code = _LINE_BREAKS.sub("\n", code).strip("\n")
+    if not code.strip():
+        return ""
+    fence = "`" * max(3, max(map(len, _BACKTICKS.findall(code)), default=0) + 1)
+    indent = _FENCE_INDENT if _V1_HEADING.search(code) else ""
+    lines = (fence, *code.split("\n"), fence)
+    marked = (f"{indent if line else ''}{_CODE_LINE}{line}" for line in lines)
+    return "\n\n" + "\n".join(marked) + "\n\n"
+
+
+@cache
+def _converter() -> type[MarkdownConverter]:
+    """markdownify's converter, with code kept verbatim (imported when HTML is converted,
+    not with the package)."""
+    from markdownify import MarkdownConverter
+
+    class Converter(MarkdownConverter):  # type: ignore[misc]
+        def process_text(self, el: Any, parent_tags: Any = None) -> str:
+            return str(super().process_text(el, parent_tags)).replace(_CODE_LINE, "")
+
+        def convert_br(self, el: Any, text: str, parent_tags: Any) -> str:
+            if "pre" in parent_tags:  # a line break in code is a line break
+                return "\n" + text
+            return str(super().convert_br(el, text, parent_tags))
+
+        def convert_pre(self, el: Any, text: str, parent_tags: Any) -> str:
+            return code_block(text)
+
+    return Converter
+
+
 def html_markdown(path: str, html: str | bytes) -> str:
     """The Markdown of an HTML page or fragment (bytes decoded as the page declares)."""
     from bs4 import BeautifulSoup  # loaded when HTML is converted, not with the package
-    from markdownify import MarkdownConverter
 
     body = _content(BeautifulSoup(html, "html.parser"))
     if _depth(body) > MAX_DEPTH:
@@ -113,9 +159,9 @@ def html_markdown(path: str, html: str | bytes) -> str:
             f"{path!r} nests its HTML elements more than {MAX_DEPTH} deep, more than a page "
             "needs and more than this converter reads: simplify it or export it again",
         )
-    markdown = MarkdownConverter(heading_style="ATX", bullets="-").convert_soup(body)
-    markdown = _LINE_BREAKS.sub("\n", markdown).replace("\x00", "")
-    return _BLANK_LINES.sub("\n\n", markdown).strip() + "\n"
+    markdown = _converter()(heading_style="ATX", bullets="-").convert_soup(body)
+    markdown = _BLANK_LINES.sub("\n\n", _LINE_BREAKS.sub("\n", markdown))
+    return markdown.replace(_CODE_LINE, "").strip("\n").rstrip() + "\n"
 
 
 @dataclass(frozen=True)
