@@ -221,3 +221,43 @@ Created using <a href="https://www.sphinx-doc.org/">Sphinx</a> 5.3.0.
 </div>
 </body></html>
 """  # noqa: E501 (Sphinx writes these lines as long)
+
+
+def shared_stream_pdf_bytes(pages: int, lines: int, line: str = "x" * 98) -> bytes:
+    """A PDF of `pages` pages that all draw one compressed content stream of `lines`
+    lines of text: a small file whose text layer is pages times lines times line long."""
+    import zlib
+
+    drawn = "".join(f"({line}) Tj T* " for _ in range(lines))
+    content = zlib.compress(f"BT /F1 1 Tf 1 TL 0 0 Td {drawn}ET".encode(), 9)
+    kids = " ".join(f"{5 + i} 0 R" for i in range(pages))
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(content)
+        + content
+        + b"\nendstream",
+    ]
+    page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+    page += b"/Resources << /Font << /F1 3 0 R >> >> >>"
+    objects += [page] * pages
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % at for at in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    return bytes(out)
+
+
+def nested_quotes_html(depth: int = 126, breaks: int = 200_000) -> bytes:
+    """An HTML page of `depth` nested blockquotes around `breaks` lines of one letter: each line
+    gets a quote marker per level, so a 1 MiB page makes tens of millions of characters."""
+    return b"<blockquote>" * depth + b"x<br>" * breaks + b"</blockquote>" * depth

@@ -19,7 +19,9 @@ from hypothesis import strategies as st
 from explorer.chunking.index import build_index, chunk_pages, page_label
 from explorer.chunking.policies import make_config
 from explorer.errors import ErrorCode, ExplorerError
+from explorer.limits import DEFAULT_CONVERTED_CHARS
 from explorer.sources import convert as conversion
+from explorer.sources.convert import pdf as pdf_module
 from explorer.sources.convert.html import MAX_DEPTH
 from explorer.sources.convert.pdf import PdfConverter
 from explorer.sources.loading import DirectoryReader, MappingReader, decode_source, load_documents
@@ -34,8 +36,10 @@ from tests.documents import (
     SPHINX_PAGE,
     code_docx_bytes,
     docx_bytes,
+    nested_quotes_html,
     pdf_bytes,
     scanned_pdf_bytes,
+    shared_stream_pdf_bytes,
 )
 
 GUIDE = pdf_bytes()
@@ -72,8 +76,10 @@ def entry(path: str, data: bytes) -> Any:
     }
 
 
-def loaded(path: str, data: bytes, max_pages: int = 2_000) -> Any:
-    return decode_source(entry(path, data), data, max_pages=max_pages)
+def loaded(
+    path: str, data: bytes, max_pages: int = 2_000, max_chars: int = DEFAULT_CONVERTED_CHARS
+) -> Any:
+    return decode_source(entry(path, data), data, max_pages=max_pages, max_chars=max_chars)
 
 
 def refusal(path: str, data: bytes, **options: Any) -> ExplorerError:
@@ -259,9 +265,9 @@ def test_a_conversion_is_cached_by_the_files_digest_and_its_converter(
     calls: list[str] = []
     convert = PdfConverter.convert
 
-    def counted(self: PdfConverter, path: str, data: bytes, max_pages: int) -> Any:
+    def counted(self: PdfConverter, path: str, data: bytes, max_pages: int, max_chars: int) -> Any:
         calls.append(path)
-        return convert(self, path, data, max_pages)
+        return convert(self, path, data, max_pages, max_chars)
 
     monkeypatch.setattr(PdfConverter, "convert", counted)
     first = loaded("guide.pdf", GUIDE)
@@ -334,6 +340,94 @@ def test_a_word_file_that_unpacks_to_too_much_is_refused() -> None:
         archive.writestr("filler.bin", b"\0" * (20 * 1024 * 1024))
     bomb = buffer.getvalue()
     assert refusal("bomb.docx", bomb).code is ErrorCode.DOCUMENT_TOO_LARGE
+
+
+def test_a_pdf_whose_pages_share_one_stream_is_refused_once_its_text_passes_the_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """2,000 pages drawing one compressed stream of 200,000 characters: 315 KB that
+    would convert to 400 M characters. Pages are read only until the limit is passed."""
+    bomb = shared_stream_pdf_bytes(2_000, 2_000)
+    assert len(bomb) < 320_000
+    read: list[int] = []
+    page_lines = pdf_module._page_lines
+
+    def counted(*args: Any) -> Any:
+        read.append(args[1])
+        return page_lines(*args)
+
+    monkeypatch.setattr(pdf_module, "_page_lines", counted)
+    error = refusal("bomb.pdf", bomb, max_chars=1_000_000)
+    assert error.code is ErrorCode.DOCUMENT_TOO_LARGE
+    assert error.detail.startswith("'bomb.pdf' converts to more than 1,000,000 characters")
+    assert "--max-converted-chars" in error.detail
+    assert read == [0, 1, 2, 3, 4, 5]  # 199,998 characters a page: the 6th passes 1,000,000
+    assert len(loaded("small.pdf", shared_stream_pdf_bytes(5, 2_000), max_chars=1_000_000)["text"])
+
+
+def test_html_that_multiplies_its_lines_is_refused_while_it_converts() -> None:
+    """50 nested quotes around 20,000 lines: each line gets 50 markers, 2 M characters
+    from 60 KB. The conversion stops at the limit: its memory follows the limit."""
+    import tracemalloc
+
+    page = b"<blockquote>" * 50 + b"<p>" + b"x\n" * 20_000 + b"</p>" + b"</blockquote>" * 50
+    tracemalloc.start()
+    try:
+        error = refusal("quotes.html", page, max_chars=100_000)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert error.code is ErrorCode.DOCUMENT_TOO_LARGE
+    assert "converts to more than 100,000 characters" in error.detail
+    assert peak < 8_000_000  # converted in full: 17.7 MB at its peak
+    assert loaded("quotes.html", page, max_chars=3_000_000)["text"].count(">") == 1_000_000
+
+
+def test_html_of_many_deeply_nested_elements_is_refused_before_it_converts() -> None:
+    """126 nested quotes around 20,000 lines (the attack was 200,000 lines in 1 MB):
+    markdownify would look up 126 ancestors of each of 40,000 elements; the page is
+    refused before it starts."""
+    page = nested_quotes_html(breaks=20_000)
+    error = refusal("quotes.html", page, max_chars=1_000_000)
+    assert error.code is ErrorCode.DOCUMENT_TOO_LARGE
+    assert "add up to more than 1,000,000" in error.detail
+    assert "--max-converted-chars" in error.detail
+
+
+def test_a_word_file_is_bounded_by_the_converted_text_too() -> None:
+    error = refusal("handbook.docx", HANDBOOK, max_chars=100)
+    assert error.code is ErrorCode.DOCUMENT_TOO_LARGE and "--max-converted-chars" in error.detail
+
+
+def test_a_refusal_is_cached_so_a_file_is_converted_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+    convert = PdfConverter.convert
+
+    def counted(self: PdfConverter, path: str, data: bytes, max_pages: int, max_chars: int) -> Any:
+        calls.append(max_chars)
+        return convert(self, path, data, max_pages, max_chars)
+
+    monkeypatch.setattr(PdfConverter, "convert", counted)
+    for _ in range(3):
+        assert refusal("guide.pdf", GUIDE, max_chars=100).code is ErrorCode.DOCUMENT_TOO_LARGE
+    assert calls == [100]
+    assert loaded("guide.pdf", GUIDE, max_chars=1_000)["text"]  # another limit converts
+    assert refusal("guide.pdf", GUIDE, max_chars=100).code is ErrorCode.DOCUMENT_TOO_LARGE
+    assert calls == [100, 1_000]  # and the text it made answers the smaller limit too
+
+
+def test_the_command_line_names_and_raises_the_converted_text_limit(
+    make_manifest: ManifestBuilder,
+) -> None:
+    manifest = make_manifest({"guide.pdf": GUIDE})
+    refused = run_cli("compare", manifest, "--max-converted-chars", "100")
+    assert refused.code == 2
+    assert refused.err.startswith(
+        "error: document_too_large: guide: 'guide.pdf' converts to more than 100 characters"
+    )
+    assert run_cli("compare", manifest, "--max-converted-chars", "1000").code == 0
+    too_high = run_cli("compare", manifest, "--max-converted-chars", str(2**26 + 1))
+    assert too_high.code == 2 and "is more than the maximum, 67,108,864" in too_high.err
 
 
 def test_skip_failed_goes_on_without_the_encrypted_and_the_scanned_pdf(

@@ -14,6 +14,7 @@ from pathlib import Path, PurePosixPath
 
 from ..digests import sha_bytes
 from ..errors import ErrorCode, ExplorerError
+from ..limits import DEFAULT_CONVERTED_CHARS, MAX_CONVERTED_CHARS_LIMIT
 from ..models import CONTROL_CHARACTERS, validated
 from .convert import CONVERTED_SUFFIXES
 from .loading import DEFAULT_MAX_DOCUMENT_BYTES, MAX_DOCUMENT_BYTES_LIMIT
@@ -130,8 +131,11 @@ _ADVICE = {
     ),
     ErrorCode.DOCUMENT_TOO_LARGE: (
         "Split the file: the app reads documents of up to "
-        f"{_mebibytes(DEFAULT_MAX_DOCUMENT_BYTES)} each; or use the command line, whose "
-        f"--max-document-bytes raises the limit to {_mebibytes(MAX_DOCUMENT_BYTES_LIMIT)}."
+        f"{_mebibytes(DEFAULT_MAX_DOCUMENT_BYTES)} each, and a PDF, Word or HTML file that "
+        f"converts to at most {DEFAULT_CONVERTED_CHARS:,} characters of text; or use the "
+        "command line, whose --max-document-bytes raises the first limit to "
+        f"{_mebibytes(MAX_DOCUMENT_BYTES_LIMIT)}, and --max-converted-chars the second to "
+        f"{MAX_CONVERTED_CHARS_LIMIT:,}."
     ),
     ErrorCode.NOT_UTF8: "Save the file as UTF-8, then pin its new SHA-256.",
     ErrorCode.NUL_BYTE: "Remove the NUL bytes (is it a text file?), then pin its new SHA-256.",

@@ -45,7 +45,7 @@ class DocxConverter:
     def info(self) -> ConverterInfo:
         return _info()
 
-    def convert(self, path: str, data: bytes, max_pages: int) -> Converted:
+    def convert(self, path: str, data: bytes, max_pages: int, max_chars: int) -> Converted:
         import mammoth
 
         if not data.startswith(_ZIP_MAGIC):
@@ -73,7 +73,7 @@ class DocxConverter:
             html = mammoth.convert_to_html(io.BytesIO(data), style_map=_STYLE_MAP).value
         except Exception as error:
             raise corrupt(path, "Word file", type(error).__name__) from None
-        return Converted(html_markdown(path, html))
+        return Converted(html_markdown(path, html, max_chars))
 
 
 DOCX = DocxConverter()
