@@ -394,6 +394,54 @@ def test_html_of_many_deeply_nested_elements_is_refused_before_it_converts() -> 
     assert "--max-converted-chars" in error.detail
 
 
+_WORD = b'<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">'
+
+
+def word_file(body: bytes, padding: int = 0) -> bytes:
+    """A .docx of `body`, and `padding` bytes that do not compress (a picture, say)."""
+    import random
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(
+            "word/document.xml", _WORD + b"<w:body>" + body + b"</w:body></w:document>"
+        )
+        if padding:
+            archive.writestr("word/media/image1.png", random.Random(7).randbytes(padding))
+    return buffer.getvalue()
+
+
+def test_a_small_word_file_of_empty_paragraphs_is_refused_by_its_ratio() -> None:
+    """7.5 MB of `<w:p/>` in a 10 KB file (it took mammoth 104 s): the file may unpack to
+    20 times its size, or 1 MiB, not 8 MiB."""
+    bomb = word_file(b"<w:p/>" * 1_250_000)
+    assert len(bomb) < 45_000
+    error = refusal("bomb.docx", bomb)
+    assert error.code is ErrorCode.DOCUMENT_TOO_LARGE
+    assert "more than the 1,048,576 a Word file of its size may hold" in error.detail
+    assert refusal("ok.docx", word_file(b"<w:p/>" * 200_000)).code is ErrorCode.DOCUMENT_TOO_LARGE
+
+
+def test_a_word_file_nested_a_million_deep_is_refused_while_parsed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """1 M nested elements (a RecursionError after 9 s in mammoth), padded so the ratio
+    lets it through: refused at the 65th level, before mammoth reads anything."""
+    import mammoth
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("mammoth read a file the converter should have refused")
+
+    monkeypatch.setattr(mammoth, "convert_to_html", never)
+    deep = word_file(b"<w:sdt>" * 1_000_000 + b"</w:sdt>" * 1_000_000, padding=800_000)
+    error = refusal("deep.docx", deep)
+    assert error.code is ErrorCode.CORRUPT_DOCUMENT
+    assert "'word/document.xml' more than 64 deep" in error.detail
+    doctype = b'<?xml version="1.0"?><!DOCTYPE d [<!ENTITY a "aaaa">]>' + _WORD + b"</w:document>"
+    entities = zipped({"word/document.xml": doctype})
+    assert "document type declaration" in refusal("dtd.docx", entities).detail
+
+
 def test_a_word_file_is_bounded_by_the_converted_text_too() -> None:
     error = refusal("handbook.docx", HANDBOOK, max_chars=100)
     assert error.code is ErrorCode.DOCUMENT_TOO_LARGE and "--max-converted-chars" in error.detail
