@@ -13,6 +13,7 @@ from explorer.chunking.policies import make_config
 from explorer.sources import convert as conversion
 from explorer.sources.convert.pdf import PdfConverter
 from explorer.sources.loading import decode_source
+from explorer.sources.uploads import MAX_TOTAL_BYTES
 from explorer.view.render import render_ranked_view
 from tests.conftest import sha256_hex
 from tests.documents import (
@@ -22,7 +23,7 @@ from tests.documents import (
     scanned_pdf_bytes,
     shared_stream_pdf_bytes,
 )
-from tests.test_app import upload
+from tests.test_app import UPLOAD, start, upload
 
 FILES = [
     ("guide.pdf", pdf_bytes(), "application/pdf"),
@@ -123,3 +124,14 @@ def test_a_pdf_that_converts_to_too_much_is_refused_once(monkeypatch: pytest.Mon
     assert details[0].startswith("'bomb.pdf' converts to more than 8,388,608 characters")
     at.run()
     assert calls == ["bomb.pdf"]
+
+
+def test_the_uploader_shows_the_real_limits_before_the_upload() -> None:
+    """Streamlit writes "Limit 64MB per file" under the uploader: the label says what
+    holds for a document (1 MiB) and for a .zip (64 MiB, the limit Streamlit shows)."""
+    at = start()
+    at.radio(key="source").set_value(UPLOAD).run()
+    uploader = at.file_uploader(key="upload")
+    assert uploader.label.endswith(": each document up to 1 MiB, a .zip up to 64 MiB")
+    assert uploader.proto.max_upload_size_mb == MAX_TOTAL_BYTES // 2**20 == 64
+    assert "8,388,608 characters" in uploader.help and "--max-converted-chars" in uploader.help
