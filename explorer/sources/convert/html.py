@@ -16,7 +16,6 @@ from .base import Converted, ConverterInfo, require_chars, versions
 
 if TYPE_CHECKING:
     from bs4 import Tag
-    from markdownify import MarkdownConverter
 
 # How the page is read (a change here is another converter identity).
 RULES = 3
@@ -170,14 +169,17 @@ def code_block(code: str) -> str:
 
 
 @cache
-def _converter() -> type[MarkdownConverter]:
+def _converter() -> type[Any]:
     """markdownify's converter, with code kept verbatim, that counts what it makes: each
     element's text, and its children's as they come, is refused past `max_chars` (a page
     of nested quotes around many lines multiplies its lines' markers), so the work and
     the memory follow the limit (imported when HTML is converted, not with the package)."""
     from markdownify import MarkdownConverter
 
-    class Converter(MarkdownConverter):  # type: ignore[misc]
+    # Typed as Any: markdownify's stubs declare neither its hooks nor its options.
+    base: Any = MarkdownConverter
+
+    class Converter(base):  # type: ignore[misc]
         def __init__(self, path: str, max_chars: int, **options: Any) -> None:
             super().__init__(**options)
             self.path, self.max_chars = path, max_chars
