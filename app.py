@@ -41,8 +41,10 @@ from explorer.checking.flags import FLAG_WORDS, FLAGS, colour_flags, index_flags
 from explorer.chunking.config import DEFAULT_GRAMMAR
 from explorer.digests import canonical_json, sha
 from explorer.jsonio import dump_json
+from explorer.limits import DEFAULT_CONVERTED_CHARS
 from explorer.pipeline import ColumnRunner, run_column
 from explorer.sources.uploads import (
+    MAX_TOTAL_BYTES,
     Bundle,
     bundle_from_uploads,
     bundle_zip,
@@ -216,11 +218,16 @@ def choose_source(
     if source == SOURCES[1]:
         uploads = sidebar.file_uploader(
             "manifest.json with its files, one .zip, or plain .md / .txt / .pdf / .docx / "
-            ".html files",
+            f".html files: each document up to {DEFAULT_MAX_DOCUMENT_BYTES // 2**20} MiB, "
+            f"a .zip up to {MAX_TOTAL_BYTES // 2**20} MiB",
             accept_multiple_files=True,
             key="upload",
-            help=f"Each document may hold up to {DEFAULT_MAX_DOCUMENT_BYTES // 2**20} MiB here "
-            "(the command line reads larger ones with --max-document-bytes).",
+            max_upload_size=MAX_TOTAL_BYTES // 2**20,  # the .zip's limit, shown below
+            help=f"Each document may hold up to {DEFAULT_MAX_DOCUMENT_BYTES // 2**20} MiB here, "
+            f"and a PDF, Word or HTML file may convert to {DEFAULT_CONVERTED_CHARS:,} "
+            "characters of text; a .zip of documents may hold "
+            f"{MAX_TOTAL_BYTES // 2**20} MiB in all (the command line reads larger documents "
+            "with --max-document-bytes and --max-converted-chars).",
         )
         if uploads:
             st.session_state["first_dropped"] = uploads[0].name

@@ -42,9 +42,11 @@ from .errors import ErrorCode, ExplorerError, io_error
 from .grammars import GRAMMARS
 from .jsonio import dump_json, json_or_text
 from .limits import (
+    DEFAULT_CONVERTED_CHARS,
     DEFAULT_LIBRARY_SECONDS,
     DEFAULT_LIMITS,
     MAX_CHUNKS_LIMIT,
+    MAX_CONVERTED_CHARS_LIMIT,
     MAX_LIBRARY_SECONDS,
     MAX_PAGES_LIMIT,
     MAX_SCORES_HELD_LIMIT,
@@ -190,6 +192,13 @@ def _size_options(sub: argparse.ArgumentParser) -> None:
         default=DEFAULT_LIMITS.pages_per_document,
         help=f"refuse a PDF of more pages (default: {DEFAULT_LIMITS.pages_per_document:,}, "
         f"at most {MAX_PAGES_LIMIT:,})",
+    )
+    sub.add_argument(
+        "--max-converted-chars",
+        type=partial(_positive, maximum=MAX_CONVERTED_CHARS_LIMIT),
+        default=DEFAULT_CONVERTED_CHARS,
+        help="refuse a PDF, Word or HTML file that converts to more characters of text "
+        f"(default: {DEFAULT_CONVERTED_CHARS:,}, at most {MAX_CONVERTED_CHARS_LIMIT:,})",
     )
 
 
@@ -644,6 +653,7 @@ def _limits(args: argparse.Namespace) -> Limits:
         args.max_scores_held,
         library_seconds=args.library_seconds,
         pages_per_document=args.max_pages,
+        converted_chars_per_document=args.max_converted_chars,
     )
 
 
@@ -904,7 +914,12 @@ def _load(args: argparse.Namespace, err: TextIO) -> tuple[Manifest, LoadResult]:
         require_unique_source_ids(manifest)
     reader = DirectoryReader(args.manifest.parent)
     load = load_documents(
-        manifest, reader, args.max_document_bytes, args.max_total_bytes, args.max_pages
+        manifest,
+        reader,
+        args.max_document_bytes,
+        args.max_total_bytes,
+        args.max_pages,
+        args.max_converted_chars,
     )
     # A persistent index records failures and keeps serving the old version: no refusal.
     proceed = args.skip_failed or args.command == "ingest"
@@ -1131,7 +1146,12 @@ def _validate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         require_unique_source_ids(manifest)  # an index is keyed by source_id
         reader = DirectoryReader(args.manifest.parent)
         load = load_documents(
-            manifest, reader, args.max_document_bytes, args.max_total_bytes, args.max_pages
+            manifest,
+            reader,
+            args.max_document_bytes,
+            args.max_total_bytes,
+            args.max_pages,
+            args.max_converted_chars,
         )
         cut = readable(load.documents, index.config, "the index").documents
         check_against_sources(index.documents, LoadResult(load.statuses, tuple(cut)))

@@ -19,6 +19,10 @@ MAX_SCORES_HELD_LIMIT = 1_000_000_000
 DEFAULT_LIBRARY_SECONDS = 60
 MAX_LIBRARY_SECONDS = 86_400
 MAX_PAGES_LIMIT = 100_000
+# The characters of text a PDF, Word or HTML file may convert to, and the most
+# `--max-converted-chars` may raise it to (an upload holds at most 64 MiB).
+DEFAULT_CONVERTED_CHARS = 8 * 1024 * 1024
+MAX_CONVERTED_CHARS_LIMIT = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -31,7 +35,8 @@ class Limits:
     the call runs in a child process that is killed past it; without it (the app), the
     call runs in this process, and a parameter that would make the library run a regular
     expression is refused (explorer/chunking/policies/libraries.py). `pages_per_document`
-    bounds a PDF that is converted."""
+    bounds a PDF that is converted, and `converted_chars_per_document` the text any
+    converted file makes (checked while it converts)."""
 
     chunks_per_document: int = 50_000
     chunks_per_index: int = 200_000
@@ -39,6 +44,7 @@ class Limits:
     scores_held: int = 4_000_000
     library_seconds: int | None = None
     pages_per_document: int = 2_000
+    converted_chars_per_document: int = DEFAULT_CONVERTED_CHARS
 
 
 DEFAULT_LIMITS = Limits()

@@ -21,7 +21,8 @@ from .errors import ErrorCode, ExplorerError
 T = TypeVar("T")
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# What a `PlainText` never holds.
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def _hex64(value: str) -> str:
@@ -31,7 +32,7 @@ def _hex64(value: str) -> str:
 
 
 def no_control(value: str) -> str:
-    if _CONTROL.search(value):
+    if CONTROL_CHARACTERS.search(value):
         raise ValueError("must not contain control characters")
     return value
 

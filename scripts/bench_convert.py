@@ -23,6 +23,7 @@ from pathlib import Path
 from docx import Document
 
 from explorer.digests import sha_bytes
+from explorer.limits import MAX_CONVERTED_CHARS_LIMIT
 from explorer.sources.convert import Converter, converter_for
 from explorer.sources.loading import decode_source
 from explorer.sources.manifest import ManifestDocument
@@ -71,15 +72,15 @@ def word_file(chapters: list[Path]) -> bytes:
 def figure(name: str, path: str, data: bytes) -> None:
     converter: Converter | None = converter_for(path)
     assert converter is not None
-    seconds = best_of(lambda: converter.convert(path, data, 100_000))
-    converted = converter.convert(path, data, 100_000)
+    seconds = best_of(lambda: converter.convert(path, data, 100_000, MAX_CONVERTED_CHARS_LIMIT))
+    converted = converter.convert(path, data, 100_000, MAX_CONVERTED_CHARS_LIMIT)
     pages = len(converted.page_starts) if converted.page_starts is not None else None
     entry = ManifestDocument(source_id="x", version="1", path=path, sha256=sha_bytes(data))
     began = time.perf_counter()
-    decode_source(entry, data, max_pages=100_000)
+    decode_source(entry, data, max_pages=100_000, max_chars=MAX_CONVERTED_CHARS_LIMIT)
     first = time.perf_counter() - began
     began = time.perf_counter()
-    decode_source(entry, data, max_pages=100_000)
+    decode_source(entry, data, max_pages=100_000, max_chars=MAX_CONVERTED_CHARS_LIMIT)
     cached = time.perf_counter() - began
     per_page = f"{pages / seconds:>10,.0f}" if pages else f"{'-':>10}"
     print(

@@ -19,7 +19,9 @@ from hypothesis import strategies as st
 from explorer.chunking.index import build_index, chunk_pages, page_label
 from explorer.chunking.policies import make_config
 from explorer.errors import ErrorCode, ExplorerError
+from explorer.limits import DEFAULT_CONVERTED_CHARS
 from explorer.sources import convert as conversion
+from explorer.sources.convert import pdf as pdf_module
 from explorer.sources.convert.html import MAX_DEPTH
 from explorer.sources.convert.pdf import PdfConverter
 from explorer.sources.loading import DirectoryReader, MappingReader, decode_source, load_documents
@@ -27,7 +29,18 @@ from explorer.sources.manifest import parse_manifest
 from explorer.sources.uploads import bundle_from_files, bundle_from_zip
 from explorer.store.schema import _MIGRATE_1_TO_2, SCHEMA_1, STORE_VERSION
 from tests.conftest import ManifestBuilder, run_cli, sha256_hex, zipped
-from tests.documents import HANDBOOK_PAGES, HTML_FAQ, docx_bytes, pdf_bytes, scanned_pdf_bytes
+from tests.documents import (
+    CODE_LINES,
+    HANDBOOK_PAGES,
+    HTML_FAQ,
+    SPHINX_PAGE,
+    code_docx_bytes,
+    docx_bytes,
+    nested_quotes_html,
+    pdf_bytes,
+    scanned_pdf_bytes,
+    shared_stream_pdf_bytes,
+)
 
 GUIDE = pdf_bytes()
 HANDBOOK = docx_bytes()
@@ -63,8 +76,10 @@ def entry(path: str, data: bytes) -> Any:
     }
 
 
-def loaded(path: str, data: bytes, max_pages: int = 2_000) -> Any:
-    return decode_source(entry(path, data), data, max_pages=max_pages)
+def loaded(
+    path: str, data: bytes, max_pages: int = 2_000, max_chars: int = DEFAULT_CONVERTED_CHARS
+) -> Any:
+    return decode_source(entry(path, data), data, max_pages=max_pages, max_chars=max_chars)
 
 
 def refusal(path: str, data: bytes, **options: Any) -> ExplorerError:
@@ -107,6 +122,35 @@ def test_word_headings_lists_and_tables_become_markdown() -> None:
     assert "| Annual | 25 |" in text
 
 
+def test_word_code_blocks_stay_code_verbatim_and_their_comments_are_not_headings() -> None:
+    """pandoc's "Source Code" paragraphs and "Verbatim Char" runs: the code's lines as
+    they are (indentation, blank lines, no Markdown escapes) in a fenced block, which is
+    indented where a `# comment` line would otherwise be a heading to grammar v1."""
+    record = loaded("code.docx", code_docx_bytes())
+    code = "\n".join(f"   {line}" if line else "" for line in CODE_LINES)
+    assert record["text"] == (
+        "# Users\n\nThe list `active_users` holds every user\\_id that signed in.\n\n"
+        f"   ```\n{code}\n   ```\n\n"
+        "## Shell\n\n   ```\n   # List the files\n   ls  -l  *_test.py\n   ```\n"
+    )
+    for grammar in ("v1", "markdown"):
+        index = build_index([record], make_config("heading-aware", 2_000, grammar=grammar))
+        assert [c["section_title"] for c in index["chunks"]] == ["Users", "Shell"]
+        assert "\n       # Count the admins\n" in index["chunks"][0]["text"]
+        assert not any("\\" in c["text"] for c in index["chunks"][1:])
+
+
+def test_html_code_is_verbatim_with_its_blank_lines_backticks_and_list_indentation() -> None:
+    page = (
+        b"<h1>Setup</h1><ol><li><p>Run:</p><pre>pip install x\n\n\n# done\n</pre></li></ol>"
+        b"<pre><code>echo ``` a_b *c*\n\tindented\n</code></pre><p>snake_case</p>"
+    )
+    assert loaded("setup.html", page)["text"] == (
+        "# Setup\n\n1. Run:\n\n      ```\n      pip install x\n   \n   \n      # done\n"
+        "      ```\n\n````\necho ``` a_b *c*\n\tindented\n````\n\nsnake\\_case\n"
+    )
+
+
 def test_html_keeps_the_body_text_and_drops_scripts_styles_and_navigation() -> None:
     record = loaded("faq.html", FAQ)
     text = record["text"]
@@ -114,6 +158,43 @@ def test_html_keeps_the_body_text_and_drops_scripts_styles_and_navigation() -> N
     assert "## When is the harbour open?" in text and "**six**" in text
     assert "never run" not in text and "color" not in text and "Home" not in text
     assert "page_starts" not in record  # only documents with pages have them
+
+
+def test_a_sphinx_page_keeps_its_text_without_menus_sidebar_footer_or_permalinks() -> None:
+    """Python's documentation as Sphinx builds it: the text starts at the page's title,
+    whose section title is its text alone, and no "Navigation" list or "¶" is left."""
+    record = loaded("json.html", SPHINX_PAGE.encode())
+    assert record["text"] == (
+        "# `json` — JSON encoder and decoder\n\n"
+        "**Source code:** [Lib/json/\\_\\_init\\_\\_.py]"
+        "(https://github.com/python/cpython/tree/3.11/Lib/json/__init__.py)\n\n"
+        "JSON is a lightweight data interchange format inspired by JavaScript object literal "
+        "syntax.\n\n"
+        "```\n>>> import json\n>>> json.dumps(['foo'])\n'[\"foo\"]'\n```\n\n"
+        "## Basic Usage\n\n"
+        "json.dump(*obj*, *fp*)\n:   Serialize *obj* as a JSON formatted stream to *fp*.\n"
+    )
+    for grammar in ("v1", "markdown"):
+        index = build_index([record], make_config("heading-aware", 220, grammar=grammar))
+        titles = [c["section_title"] for c in index["chunks"]]
+        assert titles[0] == "`json` — JSON encoder and decoder"
+        assert titles[-1] == "Basic Usage"
+
+
+def test_html_drops_the_pages_banner_footer_and_anchors_but_keeps_an_articles_own() -> None:
+    page = b"""<html><body><header><a href="/">Acme Blog</a><ul><li>Posts</li></ul></header>
+    <div role="banner">Top banner</div>
+    <article><header><h1 id="t"><a class="anchor" href="#t"><svg><path/></svg></a>Release
+    notes</h1><p>By Ada</p></header>
+    <h2 id="fix">Fixes <a href="#fix">#</a></h2><p>See <a href="#fix">this section</a>.</p>
+    <footer>Tags: releases</footer></article>
+    <aside class="footnote"><p>[1] A footnote.</p></aside>
+    <footer><p>Copyright Acme</p></footer><div role="contentinfo">Contact us</div>
+    </body></html>"""
+    assert loaded("blog.html", page)["text"] == (
+        "# Release notes\n\nBy Ada\n\n## Fixes\n\nSee [this section](#fix).\n\n"
+        "Tags: releases\n\n[1] A footnote.\n"
+    )
 
 
 def test_headings_are_section_titles_and_each_pdf_chunk_cites_its_page() -> None:
@@ -184,9 +265,9 @@ def test_a_conversion_is_cached_by_the_files_digest_and_its_converter(
     calls: list[str] = []
     convert = PdfConverter.convert
 
-    def counted(self: PdfConverter, path: str, data: bytes, max_pages: int) -> Any:
+    def counted(self: PdfConverter, path: str, data: bytes, max_pages: int, max_chars: int) -> Any:
         calls.append(path)
-        return convert(self, path, data, max_pages)
+        return convert(self, path, data, max_pages, max_chars)
 
     monkeypatch.setattr(PdfConverter, "convert", counted)
     first = loaded("guide.pdf", GUIDE)
@@ -259,6 +340,142 @@ def test_a_word_file_that_unpacks_to_too_much_is_refused() -> None:
         archive.writestr("filler.bin", b"\0" * (20 * 1024 * 1024))
     bomb = buffer.getvalue()
     assert refusal("bomb.docx", bomb).code is ErrorCode.DOCUMENT_TOO_LARGE
+
+
+def test_a_pdf_whose_pages_share_one_stream_is_refused_once_its_text_passes_the_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """2,000 pages drawing one compressed stream of 200,000 characters: 315 KB that
+    would convert to 400 M characters. Pages are read only until the limit is passed."""
+    bomb = shared_stream_pdf_bytes(2_000, 2_000)
+    assert len(bomb) < 320_000
+    read: list[int] = []
+    page_lines = pdf_module._page_lines
+
+    def counted(*args: Any) -> Any:
+        read.append(args[1])
+        return page_lines(*args)
+
+    monkeypatch.setattr(pdf_module, "_page_lines", counted)
+    error = refusal("bomb.pdf", bomb, max_chars=1_000_000)
+    assert error.code is ErrorCode.DOCUMENT_TOO_LARGE
+    assert error.detail.startswith("'bomb.pdf' converts to more than 1,000,000 characters")
+    assert "--max-converted-chars" in error.detail
+    assert read == [0, 1, 2, 3, 4, 5]  # 199,998 characters a page: the 6th passes 1,000,000
+    assert len(loaded("small.pdf", shared_stream_pdf_bytes(5, 2_000), max_chars=1_000_000)["text"])
+
+
+def test_html_that_multiplies_its_lines_is_refused_while_it_converts() -> None:
+    """50 nested quotes around 20,000 lines: each line gets 50 markers, 2 M characters
+    from 60 KB. The conversion stops at the limit: its memory follows the limit."""
+    import tracemalloc
+
+    page = b"<blockquote>" * 50 + b"<p>" + b"x\n" * 20_000 + b"</p>" + b"</blockquote>" * 50
+    tracemalloc.start()
+    try:
+        error = refusal("quotes.html", page, max_chars=100_000)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert error.code is ErrorCode.DOCUMENT_TOO_LARGE
+    assert "converts to more than 100,000 characters" in error.detail
+    assert peak < 8_000_000  # converted in full: 17.7 MB at its peak
+    assert loaded("quotes.html", page, max_chars=3_000_000)["text"].count(">") == 1_000_000
+
+
+def test_html_of_many_deeply_nested_elements_is_refused_before_it_converts() -> None:
+    """126 nested quotes around 20,000 lines (the attack was 200,000 lines in 1 MB):
+    markdownify would look up 126 ancestors of each of 40,000 elements; the page is
+    refused before it starts."""
+    page = nested_quotes_html(breaks=20_000)
+    error = refusal("quotes.html", page, max_chars=1_000_000)
+    assert error.code is ErrorCode.DOCUMENT_TOO_LARGE
+    assert "add up to more than 1,000,000" in error.detail
+    assert "--max-converted-chars" in error.detail
+
+
+_WORD = b'<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">'
+
+
+def word_file(body: bytes, padding: int = 0) -> bytes:
+    """A .docx of `body`, and `padding` bytes that do not compress (a picture, say)."""
+    import random
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(
+            "word/document.xml", _WORD + b"<w:body>" + body + b"</w:body></w:document>"
+        )
+        if padding:
+            archive.writestr("word/media/image1.png", random.Random(7).randbytes(padding))
+    return buffer.getvalue()
+
+
+def test_a_small_word_file_of_empty_paragraphs_is_refused_by_its_ratio() -> None:
+    """7.5 MB of `<w:p/>` in a 10 KB file (it took mammoth 104 s): the file may unpack to
+    20 times its size, or 1 MiB, not 8 MiB."""
+    bomb = word_file(b"<w:p/>" * 1_250_000)
+    assert len(bomb) < 45_000
+    error = refusal("bomb.docx", bomb)
+    assert error.code is ErrorCode.DOCUMENT_TOO_LARGE
+    assert "more than the 1,048,576 a Word file of its size may hold" in error.detail
+    assert refusal("ok.docx", word_file(b"<w:p/>" * 200_000)).code is ErrorCode.DOCUMENT_TOO_LARGE
+
+
+def test_a_word_file_nested_a_million_deep_is_refused_while_parsed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """1 M nested elements (a RecursionError after 9 s in mammoth), padded so the ratio
+    lets it through: refused at the 65th level, before mammoth reads anything."""
+    import mammoth
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("mammoth read a file the converter should have refused")
+
+    monkeypatch.setattr(mammoth, "convert_to_html", never)
+    deep = word_file(b"<w:sdt>" * 1_000_000 + b"</w:sdt>" * 1_000_000, padding=800_000)
+    error = refusal("deep.docx", deep)
+    assert error.code is ErrorCode.CORRUPT_DOCUMENT
+    assert "'word/document.xml' more than 64 deep" in error.detail
+    doctype = b'<?xml version="1.0"?><!DOCTYPE d [<!ENTITY a "aaaa">]>' + _WORD + b"</w:document>"
+    entities = zipped({"word/document.xml": doctype})
+    assert "document type declaration" in refusal("dtd.docx", entities).detail
+
+
+def test_a_word_file_is_bounded_by_the_converted_text_too() -> None:
+    error = refusal("handbook.docx", HANDBOOK, max_chars=100)
+    assert error.code is ErrorCode.DOCUMENT_TOO_LARGE and "--max-converted-chars" in error.detail
+
+
+def test_a_refusal_is_cached_so_a_file_is_converted_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+    convert = PdfConverter.convert
+
+    def counted(self: PdfConverter, path: str, data: bytes, max_pages: int, max_chars: int) -> Any:
+        calls.append(max_chars)
+        return convert(self, path, data, max_pages, max_chars)
+
+    monkeypatch.setattr(PdfConverter, "convert", counted)
+    for _ in range(3):
+        assert refusal("guide.pdf", GUIDE, max_chars=100).code is ErrorCode.DOCUMENT_TOO_LARGE
+    assert calls == [100]
+    assert loaded("guide.pdf", GUIDE, max_chars=1_000)["text"]  # another limit converts
+    assert refusal("guide.pdf", GUIDE, max_chars=100).code is ErrorCode.DOCUMENT_TOO_LARGE
+    assert calls == [100, 1_000]  # and the text it made answers the smaller limit too
+
+
+def test_the_command_line_names_and_raises_the_converted_text_limit(
+    make_manifest: ManifestBuilder,
+) -> None:
+    manifest = make_manifest({"guide.pdf": GUIDE})
+    refused = run_cli("compare", manifest, "--max-converted-chars", "100")
+    assert refused.code == 2
+    assert refused.err.startswith(
+        "error: document_too_large: guide: 'guide.pdf' converts to more than 100 characters"
+    )
+    assert run_cli("compare", manifest, "--max-converted-chars", "1000").code == 0
+    too_high = run_cli("compare", manifest, "--max-converted-chars", str(2**26 + 1))
+    assert too_high.code == 2 and "is more than the maximum, 67,108,864" in too_high.err
 
 
 def test_skip_failed_goes_on_without_the_encrypted_and_the_scanned_pdf(

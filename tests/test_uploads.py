@@ -253,6 +253,28 @@ def test_the_manifest_command_refuses_a_folder_without_text_files(tmp_path: Path
     assert "invalid_upload" in made.stderr and "no manifest.json and no .md" in made.stderr
 
 
+CONTROL_NAMES = ["tab\there.md", "x\n# injected heading.md", "bell\x07.txt", "c1\x85.md"]
+
+
+@pytest.mark.parametrize("name", CONTROL_NAMES)
+def test_a_file_name_with_a_control_character_is_an_invalid_upload(name: str) -> None:
+    detail = f"the file name {name!r} holds a control character"
+    refused(bundle_from_files, [(name, b"# A\n")], detail=detail)
+    refused(bundle_from_zip, zipped({name: b"# A\n", "ok.md": b"# B\n"}), detail=detail)
+    refused(bundle_from_uploads, [Loose(name, b"# A\n")], detail=detail)
+
+
+def test_the_manifest_command_refuses_a_control_character_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "ok.md").write_bytes(b"# A\n")
+    (tmp_path / "tab\there.md").write_bytes(b"# B\n")
+    made = run_module("manifest", tmp_path)
+    assert made.returncode == 2 and made.stdout == ""
+    assert made.stderr == (
+        "error: invalid_manifest: the file name 'tab\\there.md' holds a control character, "
+        "which a manifest's path cannot: rename the file\n"
+    )
+
+
 def test_failure_advice_names_what_to_change() -> None:
     assert "put its SHA-256" in failure_advice("source_digest_mismatch")
     assert "heading" in failure_advice("heading_required")

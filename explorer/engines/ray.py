@@ -204,7 +204,13 @@ def load_shard(
     _out_of_the_collectors_way()
     prefixes = [chunk_id_prefix(config) for config in configs]
     for position, entry in entries:
-        status, record, read = load_one(entry, reader, max_bytes, limits.pages_per_document)
+        status, record, read = load_one(
+            entry,
+            reader,
+            max_bytes,
+            limits.pages_per_document,
+            limits.converted_chars_per_document,
+        )
         if record is not None:
             try:
                 grammar.admit(record["text"])

@@ -14,6 +14,8 @@ from pathlib import Path, PurePosixPath
 
 from ..digests import sha_bytes
 from ..errors import ErrorCode, ExplorerError
+from ..limits import DEFAULT_CONVERTED_CHARS, MAX_CONVERTED_CHARS_LIMIT
+from ..models import CONTROL_CHARACTERS, validated
 from .convert import CONVERTED_SUFFIXES
 from .loading import DEFAULT_MAX_DOCUMENT_BYTES, MAX_DOCUMENT_BYTES_LIMIT
 from .manifest import Manifest
@@ -23,6 +25,17 @@ TEXT_SUFFIXES = (".md", ".markdown", ".txt")
 DOCUMENT_SUFFIXES = (*TEXT_SUFFIXES, *CONVERTED_SUFFIXES)
 MAX_DRAFT_FILES = 10_000
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def require_plain_name(path: str, code: ErrorCode) -> None:
+    """A file whose name holds a control character (a tab, a line break) cannot be listed
+    in a manifest: refused under `code`, the name quoted with its escapes on one line."""
+    if CONTROL_CHARACTERS.search(path):
+        raise ExplorerError(
+            code,
+            f"the file name {path!r} holds a control character, which a manifest's path "
+            "cannot: rename the file",
+        )
 
 
 def is_document_file(path: str) -> bool:
@@ -56,6 +69,8 @@ def draft_manifest(files: Mapping[str, bytes]) -> Manifest:
             f"{len(paths):,} document files is more than the {MAX_DRAFT_FILES:,} a manifest is "
             "built for",
         )
+    for path in paths:
+        require_plain_name(path, ErrorCode.INVALID_UPLOAD)
     taken: set[str] = set()
     documents = [
         {
@@ -67,7 +82,8 @@ def draft_manifest(files: Mapping[str, bytes]) -> Manifest:
         }
         for path in paths
     ]
-    return Manifest.model_validate({"manifest_version": 1, "documents": documents})
+    raw = {"manifest_version": 1, "documents": documents}
+    return validated(Manifest.model_validate, raw, ErrorCode.INVALID_UPLOAD)
 
 
 def document_files_under(folder: Path, max_file_bytes: int) -> dict[str, bytes]:
@@ -82,6 +98,7 @@ def document_files_under(folder: Path, max_file_bytes: int) -> dict[str, bytes]:
             continue
         if not path.is_file() or not is_document_file(relative.as_posix()):
             continue
+        require_plain_name(relative.as_posix(), ErrorCode.INVALID_MANIFEST)
         if len(found) >= MAX_DRAFT_FILES:
             raise ExplorerError(
                 ErrorCode.IO_ERROR, f"more than {MAX_DRAFT_FILES:,} document files under the folder"
@@ -114,8 +131,11 @@ _ADVICE = {
     ),
     ErrorCode.DOCUMENT_TOO_LARGE: (
         "Split the file: the app reads documents of up to "
-        f"{_mebibytes(DEFAULT_MAX_DOCUMENT_BYTES)} each; or use the command line, whose "
-        f"--max-document-bytes raises the limit to {_mebibytes(MAX_DOCUMENT_BYTES_LIMIT)}."
+        f"{_mebibytes(DEFAULT_MAX_DOCUMENT_BYTES)} each, and a PDF, Word or HTML file that "
+        f"converts to at most {DEFAULT_CONVERTED_CHARS:,} characters of text; or use the "
+        "command line, whose --max-document-bytes raises the first limit to "
+        f"{_mebibytes(MAX_DOCUMENT_BYTES_LIMIT)}, and --max-converted-chars the second to "
+        f"{MAX_CONVERTED_CHARS_LIMIT:,}."
     ),
     ErrorCode.NOT_UTF8: "Save the file as UTF-8, then pin its new SHA-256.",
     ErrorCode.NUL_BYTE: "Remove the NUL bytes (is it a text file?), then pin its new SHA-256.",

@@ -16,7 +16,7 @@ from typing import BinaryIO, Final, Literal, Protocol
 
 from ..digests import sha, sha_bytes
 from ..errors import ErrorCode, ExplorerError
-from .convert import DEFAULT_MAX_PAGES, convert, converter_for
+from .convert import DEFAULT_MAX_CHARS, DEFAULT_MAX_PAGES, convert, converter_for
 from .documents import DocumentRecord, converted_fields, document_record
 from .manifest import Manifest, ManifestDocument
 
@@ -141,12 +141,16 @@ class MappingReader:
 
 
 def decode_source(
-    entry: ManifestDocument, data: bytes, max_pages: int = DEFAULT_MAX_PAGES
+    entry: ManifestDocument,
+    data: bytes,
+    max_pages: int = DEFAULT_MAX_PAGES,
+    max_chars: int = DEFAULT_MAX_CHARS,
 ) -> DocumentRecord:
     """Steps 2-5 of docs/contract.md §3, in that order. Whether a grammar reads the text
     (grammar v1 needs a leading heading) is each column's own question, asked when it
     cuts the document: a document loads once, for every column. A PDF, Word or HTML file
-    is converted to Markdown text in place of step 3 (decoding)."""
+    is converted to Markdown text in place of step 3 (decoding), of at most `max_pages`
+    pages and `max_chars` characters."""
     path, pinned = entry["path"], entry["sha256"]
     actual = sha_bytes(data)
     if actual != pinned:
@@ -164,7 +168,7 @@ def decode_source(
                 ErrorCode.NOT_UTF8, f"{path!r} is not UTF-8 (byte {error.start})"
             ) from None
     else:
-        converted = convert(converter, path, data, actual, max_pages)
+        converted = convert(converter, path, data, actual, max_pages, max_chars)
         text = converted.text
         fields = {**entry, **converted_fields(converter, converted)}
         actual = sha(text)  # the converted text's digest stands where the bytes' would
@@ -223,6 +227,7 @@ def load_one(
     reader: SourceReader,
     max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
     max_pages: int = DEFAULT_MAX_PAGES,
+    max_chars: int = DEFAULT_MAX_CHARS,
 ) -> tuple[DocumentStatus, DocumentRecord | None, int]:
     """One document read and verified: its status, its record if it loaded, and how many
     bytes were read (which count towards `max_total_bytes` even when decoding fails).
@@ -232,7 +237,7 @@ def load_one(
     except ExplorerError as error:
         return _failed(entry, error), None, 0
     try:
-        record = decode_source(entry, data, max_pages)
+        record = decode_source(entry, data, max_pages, max_chars)
     except ExplorerError as error:
         return _failed(entry, error), None, len(data)
     detail = f"verified; {len(record['text']):,} characters"
@@ -255,6 +260,7 @@ def load_documents(
     max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
     max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
     max_pages: int = DEFAULT_MAX_PAGES,
+    max_chars: int = DEFAULT_MAX_CHARS,
 ) -> LoadResult:
     """Load each document on its own: one failure never hides the others. Documents that
     hold more than `max_total_bytes` together are refused as a whole."""
@@ -262,7 +268,7 @@ def load_documents(
     documents = []
     total = 0
     for entry in manifest.documents:
-        status, record, read = load_one(entry, reader, max_bytes, max_pages)
+        status, record, read = load_one(entry, reader, max_bytes, max_pages, max_chars)
         total += read
         require_total_bytes(total, max_total_bytes)
         statuses.append(status)

@@ -8,10 +8,11 @@ from typing import Protocol
 from typing_extensions import TypedDict
 
 from ...errors import ErrorCode, ExplorerError
-from ...limits import DEFAULT_LIMITS, MAX_PAGES_LIMIT
+from ...limits import DEFAULT_LIMITS, MAX_CONVERTED_CHARS_LIMIT, MAX_PAGES_LIMIT
 from ...models import PlainText, strict_shape
 
 DEFAULT_MAX_PAGES = DEFAULT_LIMITS.pages_per_document
+DEFAULT_MAX_CHARS = DEFAULT_LIMITS.converted_chars_per_document
 # A Word file unpacks to at most this many times its own size, or 8 MiB if more: a zip
 # bomb is refused, and mammoth (which reads about 0.2 MB of XML a second) is bounded.
 MAX_UNPACKED_RATIO = 20
@@ -42,8 +43,10 @@ class Converter(Protocol):
     def info(self) -> ConverterInfo:
         """Its name, version and options, as a document's record holds them."""
 
-    def convert(self, path: str, data: bytes, max_pages: int) -> Converted:
-        """The file's bytes (already verified) as Markdown text, or a refusal naming `path`."""
+    def convert(self, path: str, data: bytes, max_pages: int, max_chars: int) -> Converted:
+        """The file's bytes (already verified) as Markdown text, or a refusal naming `path`;
+        refused (`require_chars`) as soon as the text made so far holds more than
+        `max_chars` characters, so that the work follows the limit, not the file."""
 
 
 def versions(*distributions: str) -> str:
@@ -59,6 +62,16 @@ def require_pages(path: str, pages: int, max_pages: int) -> None:
             ErrorCode.TOO_MANY_PAGES,
             f"{path!r} has {pages:,} pages, more than the limit of {max_pages:,}; split it, "
             f"or raise the limit with --max-pages N (at most {MAX_PAGES_LIMIT:,})",
+        )
+
+
+def require_chars(path: str, chars: int, max_chars: int) -> None:
+    if chars > max_chars:
+        raise ExplorerError(
+            ErrorCode.DOCUMENT_TOO_LARGE,
+            f"{path!r} converts to more than {max_chars:,} characters of text, the limit "
+            "for a converted file; split it, or raise the limit with --max-converted-chars "
+            f"N (at most {MAX_CONVERTED_CHARS_LIMIT:,})",
         )
 
 

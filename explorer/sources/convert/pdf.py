@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from ...errors import ErrorCode, ExplorerError
-from .base import Converted, ConverterInfo, corrupt, require_pages, versions
+from .base import Converted, ConverterInfo, corrupt, require_chars, require_pages, versions
 
 # How the text is laid out (a change here is another converter identity).
 RULES = 1
@@ -53,7 +53,7 @@ class PdfConverter:
     def info(self) -> ConverterInfo:
         return _info()
 
-    def convert(self, path: str, data: bytes, max_pages: int) -> Converted:
+    def convert(self, path: str, data: bytes, max_pages: int, max_chars: int) -> Converted:
         import pypdfium2 as pdfium
         import pypdfium2.raw as raw
 
@@ -71,8 +71,12 @@ class PdfConverter:
         with document:
             count = len(document)
             require_pages(path, count, max_pages)
+            pages: list[list[_Line]] = []
+            read = 0  # characters of the text layer so far, counted before each is read
             try:
-                pages = [_page_lines(document, i, raw) for i in range(count)]
+                for i in range(count):
+                    lines, read = _page_lines(document, i, raw, path, read, max_chars)
+                    pages.append(lines)
             except pdfium.PdfiumError as error:
                 raise corrupt(path, "PDF", f"PDFium cannot read a page: {error}") from None
         if not any(line.text.strip() for page in pages for line in page):
@@ -83,14 +87,20 @@ class PdfConverter:
                 "or pictures of text): run OCR on it first (e.g. ocrmypdf), then pin the new "
                 "file's SHA-256",
             )
-        return _markdown(pages)
+        return _markdown(path, pages, max_chars)
 
 
-def _page_lines(document: object, index: int, raw: object) -> list[_Line]:
-    """A page's lines in PDFium's reading order, each with its type size and height."""
+def _page_lines(
+    document: object, index: int, raw: object, path: str, read: int, max_chars: int
+) -> tuple[list[_Line], int]:
+    """A page's lines in PDFium's reading order, each with its type size and height, and
+    the characters read with this page's; refused before its text is read if those
+    are more than `max_chars`."""
     page = document[index]  # type: ignore[index]
     text_page = page.get_textpage()
     try:
+        read += text_page.count_chars()
+        require_chars(path, read, max_chars)
         text = text_page.get_text_range()
         # Sizes and boxes are by character: read them only where PDFium's text and its
         # characters line up one to one (they nearly always do), else one plain size.
@@ -107,7 +117,7 @@ def _page_lines(document: object, index: int, raw: object) -> list[_Line]:
             clean = _CONTROLS.sub("", _BREAKS.sub(" ", line))
             lines.append(_Line(clean.rstrip(), size, top, bottom))
             at += len(line) + 2
-        return lines
+        return lines, read
     finally:
         text_page.close()
         page.close()
@@ -128,7 +138,7 @@ def _heading_levels(pages: Sequence[Sequence[_Line]]) -> tuple[float, dict[float
     return body, {size: min(rank + 1, HEADING_LEVELS) for rank, size in enumerate(larger)}
 
 
-def _markdown(pages: Sequence[Sequence[_Line]]) -> Converted:
+def _markdown(path: str, pages: Sequence[Sequence[_Line]], max_chars: int) -> Converted:
     body, levels = _heading_levels(pages)
     texts: list[str] = []
     starts: list[int] = []
@@ -141,6 +151,7 @@ def _markdown(pages: Sequence[Sequence[_Line]]) -> Converted:
         starts.append(offset)
         texts.append(page_text)
         offset += len(page_text)
+        require_chars(path, offset, max_chars)  # headings' `#`s and escapes add some
     return Converted("".join(texts), tuple(starts))
 
 
