@@ -700,7 +700,7 @@ def _chunk_maps(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
         raise ExplorerError(ErrorCode.USAGE, "give MANIFEST and --policy, or --check FILE")
     config = _one_config(args)
     _, load = _load(args, stderr)
-    documents = _readable(load, config, stderr)
+    documents = _readable(load, config, stderr, whole=not args.skip_failed)
     limits = _limits(args)
     if args.out is None:
         _emit(partial(write_chunk_maps, documents, config, limits=limits), None, stdout)
@@ -738,9 +738,15 @@ def _compare(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     return 0
 
 
-def _readable(load: LoadResult, config: ChunkConfig, stderr: TextIO) -> list[DocumentRecord]:
-    """The documents one column cuts (`readable`), what it leaves out said on stderr."""
+def _readable(
+    load: LoadResult, config: ChunkConfig, stderr: TextIO, whole: bool = False
+) -> list[DocumentRecord]:
+    """The documents one column cuts (`readable`), what it leaves out said on stderr.
+    `whole` (an index file, chunk maps): a document the column cannot read refuses the
+    command, as one that does not load does, unless --skip-failed."""
     cut = readable(load.documents, config, config.strategy)
+    if whole:
+        cut.whole()
     documents = cut.required()
     _print_notes(stderr, config.strategy, cut.notes)
     return documents
@@ -768,7 +774,7 @@ def _index(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     else:
         config, given = _one_config(args), None
         _, load = _load(args, stderr)
-    documents = _readable(load, config, stderr)
+    documents = _readable(load, config, stderr, whole=not args.skip_failed)
     limits, spread = _limits(args), _spread(args)
     write = partial(write_index, documents, config, limits=limits, given=given, spread=spread)
     _emit(write, args.out, stdout)
