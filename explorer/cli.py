@@ -185,6 +185,12 @@ class _ColumnOption(argparse.Action):
         *_: object,
     ) -> None:
         named = getattr(namespace, "columns", None)
+        if self.dest == "grammar" and not any("policy" in column for column in named or []):
+            # before the first --policy: every column's grammar, unless it gives its own
+            if getattr(namespace, "grammar", None) is not None:
+                parser.error("--grammar is given twice before the first --policy")
+            namespace.grammar = value
+            return
         starts = self.dest == "policy" and (not named or "policy" in named[-1])
         columns = _columns(namespace, starts)
         if self.dest in columns[-1]:
@@ -247,7 +253,7 @@ def _column_options(sub: argparse.ArgumentParser, repeatable: bool) -> None:
         action=_ColumnOption,
         choices=list(GRAMMARS),
         help="v1 (default: '#' headings, blank lines) or markdown (CommonMark blocks; "
-        "a document needs no leading heading)",
+        "a document needs no leading heading); before the first --policy, every column's",
     )
     sub.add_argument(
         "--param",
@@ -256,7 +262,7 @@ def _column_options(sub: argparse.ArgumentParser, repeatable: bool) -> None:
         help="a keyword of the library a live column calls (e.g. langchain-recursive's "
         "separators), as JSON or a string; repeat it for several",
     )
-    sub.set_defaults(columns=None)
+    sub.set_defaults(columns=None, grammar=None)
 
 
 def _configs(args: argparse.Namespace) -> list[ChunkConfig]:
@@ -265,17 +271,25 @@ def _configs(args: argparse.Namespace) -> list[ChunkConfig]:
     for column in args.columns or []:
         if "policy" not in column:
             raise ExplorerError(ErrorCode.USAGE, "a size option needs a --policy (see --help)")
+        policy = str(column["policy"])
+        shared = _grammar(args) if policy in POLICIES else DEFAULT_GRAMMAR  # a library has none
         configs.append(
             make_config(
-                str(column["policy"]),
+                policy,
                 _int_or_none(column.get("max_chars")),
                 max_tokens=_int_or_none(column.get("max_tokens")),
                 overlap=_int_or_none(column.get("overlap")) or 0,
-                grammar=str(column.get("grammar", DEFAULT_GRAMMAR)),
+                grammar=str(column.get("grammar", shared)),
                 parameters=cast("dict[str, ParameterValue] | None", column.get("parameters")),
             )
         )
     return configs
+
+
+def _grammar(args: argparse.Namespace) -> str:
+    """The grammar of every column of ours that names none: `--grammar` given before the
+    first `--policy`, else v1."""
+    return str(args.grammar or DEFAULT_GRAMMAR)
 
 
 def _int_or_none(value: object) -> int | None:
@@ -285,7 +299,7 @@ def _int_or_none(value: object) -> int | None:
 def _one_config(args: argparse.Namespace, default: str | None = None) -> ChunkConfig:
     configs = _configs(args)
     if not configs and default is not None:
-        return make_config(default)
+        return make_config(default, grammar=_grammar(args))
     if len(configs) != 1:
         raise ExplorerError(ErrorCode.USAGE, f"{args.command} takes one --policy (see --help)")
     return configs[0]
@@ -303,7 +317,7 @@ def _settings(args: argparse.Namespace) -> Settings:
             "give sizes with --max-chars after each --policy, or in short with "
             "--fixed-chars and --target-chars, not both",
         )
-    settings = Settings.from_sizes(given) if not configs else None
+    settings = Settings.from_sizes(given, _grammar(args)) if not configs else None
     return Settings(settings.configs if settings else tuple(configs), _chunk_files(args))
 
 
@@ -953,12 +967,12 @@ def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                 "--sweep takes at most one --policy, the column it sweeps: give --sweep or "
                 "several --policy columns, not both",
             )
-        grammar_name = str(given[0].get("grammar", DEFAULT_GRAMMAR)) if given else DEFAULT_GRAMMAR
+        grammar_name = str(given[0].get("grammar", _grammar(args))) if given else _grammar(args)
         like = _configs(args)[0] if given and set(given[0]) - {"grammar"} else None
         columns = sweep_columns(args.sweep, grammar_name, like)
     else:  # compare's columns: the policies named (else every one), then the chunk files
         configs = _configs(args)
-        base = Settings(tuple(configs)) if configs else Settings.default()
+        base = Settings(tuple(configs)) if configs else Settings.from_sizes({}, _grammar(args))
         settings = Settings(base.configs, chunk_files)
         columns = list(zip(settings.config_names, settings.configs, strict=True))
     grammar = loading_grammar(config for _, config in columns)

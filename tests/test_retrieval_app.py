@@ -24,7 +24,14 @@ from tests.conftest import MANIFEST, ROOT
 from tests.test_app import errors, shown
 from tests.test_store_app import library_upload
 from ui import retrieval
-from ui.retrieval import ADDED_ONLY, MAX_QUESTIONS_BYTES, UPLOAD, best_line, bundled_for
+from ui.retrieval import (
+    ADDED_ONLY,
+    MAX_QUESTIONS_BYTES,
+    UPLOAD,
+    best_line,
+    bundled_for,
+    scoreboard_rows,
+)
 
 APP = str(ROOT / "app.py")
 LIBRARY = ROOT / "fixtures" / "library"
@@ -295,6 +302,25 @@ def test_the_best_line_names_the_leaders_and_none_when_all_score_nothing() -> No
     assert "(recall): **a, b** (0.500)" in line
     assert "(IoU): **a** (0.200)" in line
     assert "(hit rate): **none** (every column 0.000)" in line
+
+
+def test_a_column_not_measured_shows_why_and_leads_nothing() -> None:
+    summary = dict.fromkeys(("recall", "precision", "iou", "hit", "mean_chunk_chars"), 0.25)
+    measured = {"name": "a", "summary": {**summary, "measured": True, "chunk_count": 3}}
+    nothing = dict.fromkeys(("recall", "precision", "iou", "hit", "chunk_count"), None)
+    unmeasured = {
+        "name": "b",
+        "summary": {**nothing, "measured": False, "mean_chunk_chars": None},
+        "notes": ["heading_required: grammar v1 cuts only a text that starts with a heading"],
+    }
+    evaluation = cast(Evaluation, {"policies": [measured, unmeasured]})
+    rows = scoreboard_rows(evaluation)
+    assert rows[0]["Recall"] == "0.250"
+    assert rows[1]["Recall"] == (
+        "not measured: heading_required: grammar v1 cuts only a text that starts with a heading"
+    )
+    assert "0" not in "".join(v for k, v in rows[1].items() if k not in ("Column", "Recall"))
+    assert best_line(evaluation).count("**a**") == 3
 
 
 # -- the sweep ------------------------------------------------------------------------------

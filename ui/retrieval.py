@@ -256,21 +256,32 @@ def question_form(
 # -- what the tab shows ---------------------------------------------------------------------
 
 
+NOT_MEASURED = "not measured"
+
+
 def scoreboard_rows(evaluation: Evaluation) -> list[dict[str, str]]:
-    """One row per column: its size and the means over the questions, as shown."""
-    return [
-        {
-            "Column": policy["name"],
-            "Chunks": f"{s['chunk_count']:,}",
-            "Mean size (chars)": f"{s['mean_chunk_chars']:,.0f}",
-            "Recall": f"{s['recall']:.3f}",
-            "Precision": f"{s['precision']:.3f}",
-            "IoU": f"{s['iou']:.3f}",
-            "Hit rate": f"{s['hit']:.3f}",
-        }
-        for policy in evaluation["policies"]
-        for s in [policy["summary"]]
-    ]
+    """One row per column: its size and the means over the questions, as shown; a column
+    that measured nothing says so, and why, never 0."""
+    rows = []
+    for policy in evaluation["policies"]:
+        s = policy["summary"]
+        if not s["measured"]:
+            why = f"{NOT_MEASURED}: {'; '.join(policy.get('notes', []))}"
+            cells = dict.fromkeys(("Chunks", "Mean size (chars)", "Precision", "IoU"), "—")
+            rows.append({"Column": policy["name"], **cells, "Recall": why, "Hit rate": "—"})
+            continue
+        rows.append(
+            {
+                "Column": policy["name"],
+                "Chunks": f"{s['chunk_count']:,}",
+                "Mean size (chars)": f"{s['mean_chunk_chars']:,.0f}",
+                "Recall": f"{s['recall']:.3f}",
+                "Precision": f"{s['precision']:.3f}",
+                "IoU": f"{s['iou']:.3f}",
+                "Hit rate": f"{s['hit']:.3f}",
+            }
+        )
+    return rows
 
 
 def best_line(evaluation: Evaluation) -> str:
@@ -284,10 +295,12 @@ def best_line(evaluation: Evaluation) -> str:
         ("whole answer in one chunk most often (hit rate)", 2),
     ):
         figures = {
-            p["name"]: (p["summary"]["recall"], p["summary"]["iou"], p["summary"]["hit"])[field]
+            p["name"]: value
             for p in policies
+            for value in [(p["summary"]["recall"], p["summary"]["iou"], p["summary"]["hit"])[field]]
+            if value is not None  # a column not measured leads nothing
         }
-        best = max(figures.values())
+        best = max(figures.values(), default=0.0)
         if best == 0:  # nobody leads when every column scores nothing
             parts.append(f"{label}: **none** (every column 0.000)")
             continue
@@ -304,8 +317,12 @@ def show_question(
 ) -> str:
     """Pick a question: its answer, then each column's view with the ranked hits.
     Returns the question's document."""
-    first = evaluation["policies"][0]["questions"]
+    measured = [p for p in evaluation["policies"] if p["summary"]["measured"]]
+    first = measured[0]["questions"] if measured else []
     ids = [q["id"] for q in first]
+    if not ids:
+        st.info("No column was measured, so there is no hit to show.")
+        return next(iter(texts))
     pending = st.session_state.pop("question_next", None)
     if pending in ids:
         st.session_state["question"] = pending
@@ -333,6 +350,9 @@ def show_question(
     for place, policy in zip(places, evaluation["policies"], strict=True):
         column = shown.get(policy["name"])
         with place:
+            if not policy["summary"]["measured"]:
+                st.info(f"{markdown_literal(policy['name'])}: {NOT_MEASURED}.")
+                continue
             own = policy["questions"][position]
             if column is None or column.result["index_id"] != policy["index_id"]:
                 st.warning(f"{markdown_literal(policy['name'])} is not shown on this page.")
@@ -417,6 +437,7 @@ def sweep_chart(evaluation: Evaluation, axis: str) -> alt.Chart:
         for p in evaluation["policies"]
         for s in [p["summary"]]
         for f, v in (("recall", s["recall"]), ("IoU", s["iou"]), ("hit rate", s["hit"]))
+        if v is not None  # a size not measured has no point
     ]
     chart: alt.Chart = (
         alt.Chart({"values": points})

@@ -67,20 +67,23 @@ class QuestionResult(TypedDict):
 
 @strict_shape
 class Summary(TypedDict):
-    """Means over the questions; `hit` is the share of questions with a hit."""
+    """Means over the questions; `hit` is the share of questions with a hit. A column
+    that measured nothing has `measured` false and every figure null, never 0."""
 
-    recall: float
-    precision: float
-    iou: float
-    hit: float
-    chunk_count: int
-    mean_chunk_chars: float
+    measured: bool
+    recall: float | None
+    precision: float | None
+    iou: float | None
+    hit: float | None
+    chunk_count: int | None
+    mean_chunk_chars: float | None
 
 
 @strict_shape
 class PolicyEvaluation(TypedDict):
     """One column's figures; a column that can cut none of the documents (grammar v1 and
-    no leading heading) retrieves nothing: `index_id` "", no chunks, its `notes` say why."""
+    no leading heading) is not measured: `index_id` "", no questions, its summary's
+    `measured` false and figures null, its `notes` saying why."""
 
     name: str
     config: ConfigJson
@@ -177,6 +180,7 @@ def summarize(results: Sequence[QuestionResult], chunk_count: int, chunk_chars: 
         return _figure(sum(values) / len(values)) if values else 0.0
 
     return {
+        "measured": True,
         "recall": mean([r["recall"] for r in results]),
         "precision": mean([r["precision"] for r in results]),
         "iou": mean([r["iou"] for r in results]),
@@ -243,9 +247,8 @@ def _policy(
 ) -> PolicyEvaluation:
     """One column's evaluation: its index built and validated, every question searched."""
     cut = readable(documents, config, name)
-    if not cut.documents:  # its grammar reads none: measured as retrieving nothing
-        results = [question_result(question, []) for question in placed]
-        return policy_evaluation(name, config.as_json(), "", results, 0, 0, cut.notes)
+    if not cut.documents:  # its grammar reads none: not measured, its notes say why
+        return not_measured(name, config.as_json(), cut.notes)
     index = validate_index(build_index(cut.documents, config, limits, given), limits)
     chunks = index["chunks"]
     try:
@@ -280,6 +283,26 @@ def policy_evaluation(
     if notes:
         evaluation["notes"] = list(notes)
     return evaluation
+
+
+def not_measured(name: str, config: ConfigJson, notes: Sequence[str]) -> PolicyEvaluation:
+    """The part of a column that measured nothing: no index, no question, figures null."""
+    return {
+        "name": name,
+        "config": config,
+        "index_id": "",
+        "summary": {
+            "measured": False,
+            "recall": None,
+            "precision": None,
+            "iou": None,
+            "hit": None,
+            "chunk_count": None,
+            "mean_chunk_chars": None,
+        },
+        "questions": [],
+        "notes": list(notes),
+    }
 
 
 def evaluation_of(
@@ -393,9 +416,12 @@ def curve(evaluation: Evaluation) -> str:
         config = policy["config"]
         tokens = config.get("max_tokens")
         size_text = f"{tokens}t" if tokens is not None else str(config.get("max_chars") or "-")
+        row = f"{policy['name']:<{width}}{size_text:>8}"
+        if not s["measured"]:
+            lines.append(f"{row}  not measured: {'; '.join(policy.get('notes', []))}")
+            continue
         lines.append(
-            f"{policy['name']:<{width}}{size_text:>8}{s['chunk_count']:>8}"
-            f"{s['mean_chunk_chars']:>8.0f}"
+            f"{row}{s['chunk_count']:>8}{s['mean_chunk_chars']:>8.0f}"
             f"{s['recall']:>8.3f}{s['precision']:>8.3f}{s['iou']:>8.3f}{s['hit']:>8.3f}"
         )
     return "\n".join(lines) + "\n"
