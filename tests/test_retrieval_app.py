@@ -76,6 +76,7 @@ def assert_scoreboard_is(at: AppTest, evaluation: Evaluation, which: int = 0) ->
     assert [r["Column"] for r in rows] == [p["name"] for p in evaluation["policies"]]
     for row, policy in zip(rows, evaluation["policies"], strict=True):
         s = policy["summary"]
+        assert s["measured"] and s["mean_chunk_chars"] is not None
         assert int(row["Chunks"].replace(",", "")) == s["chunk_count"]
         assert float(row["Mean size (chars)"].replace(",", "")) == round(s["mean_chunk_chars"])
         for label, value in (
