@@ -69,7 +69,7 @@ from ui.chunk_files import (
     with_other_pipelines,
 )
 from ui.columns import GRAMMAR, column_controls, seed_columns
-from ui.common import QUOTE_HELP, show_error
+from ui.common import QUOTE_HELP, held, show_error
 from ui.detail import show_detail
 from ui.documents import show_documents, show_drafted
 from ui.grammar import apply_pending_grammar, offer_markdown, open_plain_drop
@@ -200,7 +200,10 @@ def choose_source(
 ) -> tuple[str, Loader, Manifest, Mapping[str, bytes], bool] | None:
     """The documents to explore: (cache key, how to load them, the manifest, the bytes
     that came for each path, whether the manifest was built here for plain files)."""
-    source = sidebar.radio("Documents", SOURCES, key="source")
+    chosen = held("source", SOURCES[0])
+    source = sidebar.radio(
+        "Documents", SOURCES, SOURCES.index(chosen) if chosen in SOURCES else 0, key="source"
+    )
     if source == SOURCES[0]:
         data = FIXTURE_MANIFEST.read_bytes()
         manifest = parse_manifest(data)
@@ -514,6 +517,7 @@ def explore_page(
     doc = doc_place.selectbox(
         f"Document ({count_words(len(source_ids), 'document')} loaded)",
         source_ids,
+        source_ids.index(st.session_state["doc"]),
         key="doc",
         format_func=plain_text,
     )

@@ -18,6 +18,8 @@ from explorer.grammars import GRAMMARS
 from explorer.pipeline import MAX_OWN_COLUMNS
 from explorer.view.display import markdown_literal
 
+from .common import held
+
 COLUMNS = "own_columns"  # the columns' keys, in the order they are shown
 GRAMMAR = "grammar"
 GRAMMAR_WORDS = {
@@ -106,9 +108,12 @@ def column_controls(sidebar: DeltaGenerator, high: int) -> tuple[ChunkConfig, ..
     """The grammar, then one box per column (its name, its size as a slider beside a
     number box, its unit and overlap, a button that removes it), then a picker that adds
     one."""
+    grammars = list(GRAMMARS)
+    chosen = held(GRAMMAR, DEFAULT_GRAMMAR)
     grammar = sidebar.radio(
         "Grammar",
-        list(GRAMMARS),
+        grammars,
+        index=grammars.index(chosen) if chosen in grammars else 0,
         format_func=GRAMMAR_WORDS.__getitem__,
         key=GRAMMAR,
         help="How a document falls into sections and blocks, for every column of ours. "
@@ -165,17 +170,18 @@ def _column(
 
 
 def _sized(box: DeltaGenerator, key: str, grammar: str, high: int, default: int) -> ChunkConfig:
-    tokens = bool(st.session_state.setdefault(_tokens(key), False))
+    tokens = bool(held(_tokens(key), False))
     size = _size_widgets(box, key, tokens, default, high)
     if st.session_state.get(_overlap(key), 0) >= size:  # the size went below it
         st.session_state[_overlap(key)] = size - 1
     with box.expander("Unit and overlap"):
-        st.toggle("Size in cl100k_base tokens", key=_tokens(key))
+        st.toggle("Size in cl100k_base tokens", tokens, key=_tokens(key))
         overlap = int(
             st.number_input(
                 f"{_name(key)} overlap",
                 0,
                 size - 1,
+                held(_overlap(key), 0),
                 key=_overlap(key),
                 help="How much of a chunk the next chunk of its section repeats, in the "
                 "size's unit: fixed-char windows advance by size minus overlap; heading-aware "
@@ -193,17 +199,18 @@ def _size_widgets(box: DeltaGenerator, key: str, tokens: bool, default: int, hig
     """A slider and a number box that hold one size, named as the headers name it."""
     slider_key = _size(key, tokens)
     box_key = f"{slider_key}-box"
-    st.session_state.setdefault(slider_key, default // 4 if tokens else default)
-    st.session_state.setdefault(box_key, st.session_state[slider_key])
+    value = held(slider_key, default // 4 if tokens else default)
+    held(box_key, value)
     label = f"{_name(key)} {'max_tokens' if tokens else 'max_chars'}"
     slider, number = box.columns([3, 2], vertical_alignment="bottom")
     size = slider.slider(
-        label, 1, high, key=slider_key, on_change=_copy, args=(slider_key, box_key)
+        label, 1, high, value, key=slider_key, on_change=_copy, args=(slider_key, box_key)
     )
     number.number_input(
         label,
         1,
         high,
+        st.session_state[box_key],
         step=1,
         key=box_key,
         on_change=_copy,
