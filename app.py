@@ -283,6 +283,13 @@ def bundle_loader(bundle: Bundle) -> Loader:
 def span_form(text: str, source_id: str, taken: set[str], added: list[dict[str, object]]) -> None:
     """Add a check by quoting the document, or by offsets (text selected in a view fills
     them); it is evaluated at once."""
+    just_added = st.session_state.pop("check_added", None)
+    if just_added is not None:  # the next check starts empty (assigned: the browser empties it)
+        clear_check_form(taken)
+        st.success(
+            f"Added the check {markdown_literal(just_added)}: its verdict in each column is "
+            "in the matrix above."
+        )
     mode = st.radio("Mark each span by", ["Quote", "Offsets"], horizontal=True, key="check_mode")
     with st.form("add_check", border=True):
         name = st.text_input("Check name", "my-check", MAX_NAME_CHARS, key="check_id")
@@ -322,7 +329,19 @@ def span_form(text: str, source_id: str, taken: set[str], added: list[dict[str, 
         show_error(error)
     else:
         added.append(raw)
+        st.session_state["check_added"] = name
         st.rerun()
+
+
+def clear_check_form(taken: set[str]) -> None:
+    """The check form as it first opens, with a name no check has yet."""
+    st.session_state["check_id"] = next(
+        name for n in range(1, len(taken) + 2) if (name := f"my-check-{n}") not in taken
+    )
+    for side, label in (("a", "first"), ("b", "second")):
+        st.session_state[f"check_{side}_label"] = label
+        st.session_state[f"check_{side}_quote"] = ""
+        st.session_state[f"check_{side}_start"] = st.session_state[f"check_{side}_end"] = None
 
 
 def show_checks(added: list[dict[str, object]], manifest_ids: Sequence[str]) -> None:
