@@ -41,7 +41,7 @@ from explorer.checking.flags import FLAG_WORDS, FLAGS, colour_flags, index_flags
 from explorer.chunking.config import DEFAULT_GRAMMAR
 from explorer.digests import canonical_json, sha
 from explorer.jsonio import dump_json
-from explorer.pipeline import ColumnRunner, run_column
+from explorer.pipeline import BuiltColumn, ColumnRunner, build_column, checked_column
 from explorer.sources.uploads import (
     Bundle,
     bundle_from_uploads,
@@ -75,7 +75,7 @@ from ui.documents import show_documents, show_drafted
 from ui.grammar import apply_pending_grammar, offer_markdown, open_plain_drop
 from ui.index_tab import index_page
 from ui.layout import LAYOUT
-from ui.navigation import navigator, turn_page
+from ui.navigation import OPENED, SPAN_SET, early_navigator, navigator, turn_page
 from ui.retrieval import retrieval_page
 from ui.scoreboard import show_scoreboard
 from ui.work import kept_work, manifest_download
@@ -120,19 +120,20 @@ def load_cached(key: str, _load: Callable[[], LoadResult]) -> LoadResult:
     return _load()
 
 
-@st.cache_data(show_spinner="Chunking…", max_entries=6, ttl=CACHE_TTL)
-def column_cached(
+# A built column is shared too (no pickled copy of its index on every rerun): it is
+# frozen, and nothing changes its index. Keyed without the span checks, which are run on
+# it at each rerun (a check added never rebuilds a column).
+@st.cache_resource(show_spinner="Chunking…", max_entries=10, ttl=CACHE_TTL)
+def built_cached(
     key: str,
-    checks: str,
     name: str,
     config: str,
     _documents: Sequence[DocumentRecord],
-    _checks: Sequence[ResolvedCheck],
     _config: ChunkConfig,
     _limits: Limits,
-) -> Column:
-    """One column, keyed by the documents', the checks' and the config's digests."""
-    return run_column(name, _documents, _checks, _config, _limits)
+) -> BuiltColumn:
+    """One column's index, keyed by the documents' and the config's digests."""
+    return build_column(name, _documents, _config, _limits)
 
 
 def cached_runner(key: str) -> ColumnRunner:
@@ -144,14 +145,13 @@ def cached_runner(key: str) -> ColumnRunner:
         limits: Limits,
     ) -> Column:
         digest = canonical_json(config.as_json())
-        return column_cached(
-            key, checks_key(checks), name, digest, documents, checks, config, limits
-        )
+        built = built_cached(key, name, digest, documents, config, limits)
+        return checked_column(name, config, built, checks, limits)
 
     return run
 
 
-@st.cache_data(show_spinner="Flagging…", max_entries=12, ttl=CACHE_TTL)
+@st.cache_resource(show_spinner="Flagging…", max_entries=12, ttl=CACHE_TTL)
 def flags_cached(
     index_id: str, _exploration: Exploration, _column: Column
 ) -> list[tuple[str, ...]]:
@@ -445,6 +445,7 @@ def page() -> None:
     began = time.perf_counter()
     st.set_page_config(page_title="Chunk Boundary Explorer", page_icon="✂️", layout="wide")
     st.html(STYLE + LAYOUT)
+    early_navigator()  # first, so that it listens before the views are drawn
     st.title("Chunk Boundary Explorer")
     st.caption(
         "The same document cut by several chunking policies, side by side, and a check of "
@@ -588,10 +589,7 @@ def explore_page(
                     coloured[column.name],
                 )
             )
-    navigator()
-
-    st.subheader("Chunk detail")
-    show_detail(exploration, doc, flagged, bounds)
+    detail_part(exploration, doc, flagged, bounds)
     show_scoreboard(exploration)
     st.subheader("Span checks")
     show_checks(added, [c.id for c in manifest.span_checks])
@@ -602,6 +600,28 @@ def explore_page(
     st.subheader("Download and validate")
     downloads(exploration, exploration.document(doc))
     validate_upload(load)
+
+
+@st.fragment
+def detail_part(
+    exploration: Exploration,
+    doc: str,
+    flagged: Mapping[str, Sequence[tuple[str, ...]]],
+    bounds: Sequence[tuple[int, int]],
+) -> None:
+    """The views' script and the chunk detail: a click on a chunk, or a pick in the
+    detail, reruns only this part. A jump or a selected span changes the views or the
+    check form, so it reruns the page."""
+    began = time.perf_counter()
+    if "nav_request" in st.session_state or st.session_state.pop(SPAN_SET, False):
+        st.rerun(scope="app")
+    navigator()
+    opened = st.session_state.pop(OPENED, None)
+    if opened is not None:
+        st.toast(opened)
+    st.subheader("Chunk detail")
+    show_detail(exploration, doc, flagged, bounds)
+    st.caption(f"Server time for this part: {time.perf_counter() - began:.3f} s")
 
 
 def first_document(key: str, manifest: Manifest, source_ids: Sequence[str]) -> None:

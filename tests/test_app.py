@@ -622,7 +622,7 @@ def test_a_refusal_from_the_chunking_core_is_shown_with_its_code(
     def refuse(*args: object) -> None:
         raise ExplorerError(ErrorCode.UNSUPPORTED_CHUNK_CONFIG, "refused by the core")
 
-    monkeypatch.setattr(pipeline, "run_column", refuse)
+    monkeypatch.setattr(pipeline, "build_column", refuse)
     at = pasted("# A document no other test pastes\n\nx\n")
     assert not at.exception
     assert errors(at) == ["**unsupported_chunk_config**: refused by the core"]
