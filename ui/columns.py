@@ -121,13 +121,15 @@ def column_controls(sidebar: DeltaGenerator, high: int) -> tuple[ChunkConfig, ..
         "one block) and needs no leading heading.",
     )
     keys: list[str] = st.session_state.setdefault(COLUMNS, list(POLICIES))
-    drawn = [_column(sidebar, key, grammar, high, removable=len(keys) > 1) for key in keys]
+    # Each box and its widgets are named as the scoreboard, the views and the report name
+    # the column: the names of the values the session holds, and again once drawn.
+    planned = _names(keys, [_planned(key, grammar) for key in keys])
+    drawn = [
+        _column(sidebar, key, name, grammar, high, removable=len(keys) > 1)
+        for key, name in zip(keys, planned, strict=True)
+    ]
     configs = [config for config, _ in drawn]
-    try:  # each box is titled with its column's name in the scoreboard, views and report
-        names = Settings(tuple(configs)).config_names
-    except ExplorerError:  # two columns alike: the page says so; the boxes keep their keys
-        names = [_name(key) for key in keys]
-    for (_, title), name in zip(drawn, names, strict=True):
+    for (_, title), name in zip(drawn, _names(keys, configs), strict=True):
         title.markdown(f"**{markdown_literal(name)}**")
     sidebar.selectbox(
         f"Add a column (up to {MAX_OWN_COLUMNS})",
@@ -142,8 +144,31 @@ def column_controls(sidebar: DeltaGenerator, high: int) -> tuple[ChunkConfig, ..
     return tuple(configs)
 
 
+def _names(keys: list[str], configs: list[ChunkConfig]) -> list[str]:
+    """The columns' names (`Settings.config_names`); by their keys while two are alike
+    (the page says so)."""
+    try:
+        return Settings(tuple(configs)).config_names
+    except ExplorerError:
+        return [_name(key) for key in keys]
+
+
+def _planned(key: str, grammar: str) -> ChunkConfig:
+    """A column's config from the values its widgets hold before they are drawn."""
+    policy = POLICIES[_policy(key)]
+    default = policy.default_max_chars
+    if default is None:
+        return make_config(policy.name, grammar=grammar)
+    tokens = bool(st.session_state.get(_tokens(key), False))
+    size = int(st.session_state.get(_size(key, tokens)) or (default // 4 if tokens else default))
+    overlap = min(int(st.session_state.get(_overlap(key)) or 0), size - 1)
+    if tokens:
+        return make_config(policy.name, max_tokens=size, overlap=overlap, grammar=grammar)
+    return make_config(policy.name, size, overlap=overlap, grammar=grammar)
+
+
 def _column(
-    sidebar: DeltaGenerator, key: str, grammar: str, high: int, removable: bool
+    sidebar: DeltaGenerator, key: str, name: str, grammar: str, high: int, removable: bool
 ) -> tuple[ChunkConfig, DeltaGenerator]:
     """One column's box: a place for its name, its size (and unit and overlap), a button
     that removes it."""
@@ -155,11 +180,11 @@ def _column(
         box.caption("No size: one chunk per paragraph of a section.")
         config = make_config(policy.name, grammar=grammar)
     else:
-        config = _sized(box, key, grammar, high, default)
+        config = _sized(box, key, name, grammar, high, default)
     box.button(
         "Remove column",
         key=f"{key}-remove",
-        help=f"Remove the {_name(key)} column",
+        help=f"Remove the {name} column",
         icon=":material/close:",
         type="tertiary",
         on_click=_remove,
@@ -169,16 +194,18 @@ def _column(
     return config, title
 
 
-def _sized(box: DeltaGenerator, key: str, grammar: str, high: int, default: int) -> ChunkConfig:
+def _sized(
+    box: DeltaGenerator, key: str, name: str, grammar: str, high: int, default: int
+) -> ChunkConfig:
     tokens = bool(held(_tokens(key), False))
-    size = _size_widgets(box, key, tokens, default, high)
+    size = _size_widgets(box, key, name, tokens, default, high)
     if st.session_state.get(_overlap(key), 0) >= size:  # the size went below it
         st.session_state[_overlap(key)] = size - 1
     with box.expander("Unit and overlap"):
         st.toggle("Size in cl100k_base tokens", tokens, key=_tokens(key))
         overlap = int(
             st.number_input(
-                f"{_name(key)} overlap",
+                f"{name} overlap",
                 0,
                 size - 1,
                 held(_overlap(key), 0),
@@ -195,13 +222,15 @@ def _sized(box: DeltaGenerator, key: str, grammar: str, high: int, default: int)
     return make_config(_policy(key), size, overlap=overlap, grammar=grammar)
 
 
-def _size_widgets(box: DeltaGenerator, key: str, tokens: bool, default: int, high: int) -> int:
+def _size_widgets(
+    box: DeltaGenerator, key: str, name: str, tokens: bool, default: int, high: int
+) -> int:
     """A slider and a number box that hold one size, named as the headers name it."""
     slider_key = _size(key, tokens)
     box_key = f"{slider_key}-box"
     value = held(slider_key, default // 4 if tokens else default)
     held(box_key, value)
-    label = f"{_name(key)} {'max_tokens' if tokens else 'max_chars'}"
+    label = f"{name} {'max_tokens' if tokens else 'max_chars'}"
     slider, number = box.columns([3, 2], vertical_alignment="bottom")
     size = slider.slider(
         label, 1, high, value, key=slider_key, on_change=_copy, args=(slider_key, box_key)
