@@ -219,7 +219,8 @@ def show_index(store: Store, may_see: Callable[[str], bool]) -> None:
                     f"{mode.value}: each hit cites its source, version, lines, "
                     "[start, end) and section"
                 )
-                st.table(markdown_rows([hit.cells() for hit in hits]))
+                with st.container(key="search_hits"):
+                    st.table(markdown_rows([hit.cells() for hit in hits]))
             else:
                 st.info(f"No active chunk of tenant {markdown_literal(repr(tenant))} matches.")
     else:
