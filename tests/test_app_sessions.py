@@ -56,7 +56,7 @@ def redraw_without_state(at: AppTest) -> None:
     for toggle in [*at.sidebar.toggle, *at.sidebar.checkbox]:
         toggle.set_value(toggle.proto.default)
     for radio in at.sidebar.radio:
-        radio.set_value(RADIOS[radio.key][radio.proto.default])
+        radio.set_value(RADIOS[str(radio.key)][radio.proto.default])
     picker = at.selectbox(key="doc")
     picker.set_value(picker.options[picker.proto.default])
 
