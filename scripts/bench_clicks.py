@@ -12,9 +12,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_app import one_mebibyte_document
 from playwright.sync_api import Page, expect, sync_playwright
 
-from scripts.bench_app import one_mebibyte_document
 from tests.appserver import CHROMIUM_ARGS, IDLE, chromium_path, running_app, settle
 from tests.test_browser import SIDEBAR_UPLOAD
 
