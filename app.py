@@ -42,7 +42,7 @@ from explorer.chunking.config import DEFAULT_GRAMMAR
 from explorer.digests import canonical_json, sha
 from explorer.jsonio import dump_json
 from explorer.limits import DEFAULT_CONVERTED_CHARS
-from explorer.pipeline import ColumnRunner, run_column
+from explorer.pipeline import BuiltColumn, ColumnRunner, build_column, checked_column
 from explorer.sources.uploads import (
     MAX_TOTAL_BYTES,
     Bundle,
@@ -72,7 +72,7 @@ from ui.chunk_files import (
     with_other_pipelines,
 )
 from ui.columns import GRAMMAR, column_controls, seed_columns
-from ui.common import QUOTE_HELP, show_error
+from ui.common import QUOTE_HELP, held, show_error
 from ui.curve import curve_beside
 from ui.detail import show_detail
 from ui.diff import diff_section, pair_row, show_diff
@@ -82,7 +82,7 @@ from ui.export import show_export
 from ui.grammar import apply_pending_grammar, offer_markdown, open_plain_drop
 from ui.index_tab import index_page
 from ui.layout import LAYOUT
-from ui.navigation import navigator, turn_page
+from ui.navigation import OPENED, SPAN_SET, early_navigator, navigator, turn_page
 from ui.retrieval import retrieval_page
 from ui.scoreboard import show_scoreboard
 from ui.work import kept_work, manifest_download
@@ -127,19 +127,20 @@ def load_cached(key: str, _load: Callable[[], LoadResult]) -> LoadResult:
     return _load()
 
 
-@st.cache_data(show_spinner="Chunking…", max_entries=6, ttl=CACHE_TTL)
-def column_cached(
+# A built column is shared too (no pickled copy of its index on every rerun): it is
+# frozen, and nothing changes its index. Keyed without the span checks, which are run on
+# it at each rerun (a check added never rebuilds a column).
+@st.cache_resource(show_spinner="Chunking…", max_entries=10, ttl=CACHE_TTL)
+def built_cached(
     key: str,
-    checks: str,
     name: str,
     config: str,
     _documents: Sequence[DocumentRecord],
-    _checks: Sequence[ResolvedCheck],
     _config: ChunkConfig,
     _limits: Limits,
-) -> Column:
-    """One column, keyed by the documents', the checks' and the config's digests."""
-    return run_column(name, _documents, _checks, _config, _limits)
+) -> BuiltColumn:
+    """One column's index, keyed by the documents' and the config's digests."""
+    return build_column(name, _documents, _config, _limits)
 
 
 def cached_runner(key: str) -> ColumnRunner:
@@ -151,14 +152,13 @@ def cached_runner(key: str) -> ColumnRunner:
         limits: Limits,
     ) -> Column:
         digest = canonical_json(config.as_json())
-        return column_cached(
-            key, checks_key(checks), name, digest, documents, checks, config, limits
-        )
+        built = built_cached(key, name, digest, documents, config, limits)
+        return checked_column(name, config, built, checks, limits)
 
     return run
 
 
-@st.cache_data(show_spinner="Flagging…", max_entries=12, ttl=CACHE_TTL)
+@st.cache_resource(show_spinner="Flagging…", max_entries=12, ttl=CACHE_TTL)
 def flags_cached(
     index_id: str, _exploration: Exploration, _column: Column
 ) -> list[tuple[str, ...]]:
@@ -209,7 +209,10 @@ def choose_source(
 ) -> tuple[str, Loader, Manifest, Mapping[str, bytes], bool] | None:
     """The documents to explore: (cache key, how to load them, the manifest, the bytes
     that came for each path, whether the manifest was built here for plain files)."""
-    source = sidebar.radio("Documents", SOURCES, key="source")
+    chosen = held("source", SOURCES[0])
+    source = sidebar.radio(
+        "Documents", SOURCES, SOURCES.index(chosen) if chosen in SOURCES else 0, key="source"
+    )
     if source == SOURCES[0]:
         data = FIXTURE_MANIFEST.read_bytes()
         manifest = parse_manifest(data)
@@ -294,6 +297,13 @@ def bundle_loader(bundle: Bundle) -> Loader:
 def span_form(text: str, source_id: str, taken: set[str], added: list[dict[str, object]]) -> None:
     """Add a check by quoting the document, or by offsets (text selected in a view fills
     them); it is evaluated at once."""
+    just_added = st.session_state.pop("check_added", None)
+    if just_added is not None:  # the next check starts empty (assigned: the browser empties it)
+        clear_check_form(taken)
+        st.success(
+            f"Added the check {markdown_literal(just_added)}: its verdict in each column is "
+            "in the matrix above."
+        )
     mode = st.radio("Mark each span by", ["Quote", "Offsets"], horizontal=True, key="check_mode")
     with st.form("add_check", border=True):
         name = st.text_input("Check name", "my-check", MAX_NAME_CHARS, key="check_id")
@@ -333,7 +343,19 @@ def span_form(text: str, source_id: str, taken: set[str], added: list[dict[str, 
         show_error(error)
     else:
         added.append(raw)
+        st.session_state["check_added"] = name
         st.rerun()
+
+
+def clear_check_form(taken: set[str]) -> None:
+    """The check form as it first opens, with a name no check has yet."""
+    st.session_state["check_id"] = next(
+        name for n in range(1, len(taken) + 2) if (name := f"my-check-{n}") not in taken
+    )
+    for side, label in (("a", "first"), ("b", "second")):
+        st.session_state[f"check_{side}_label"] = label
+        st.session_state[f"check_{side}_quote"] = ""
+        st.session_state[f"check_{side}_start"] = st.session_state[f"check_{side}_end"] = None
 
 
 def show_checks(added: list[dict[str, object]], manifest_ids: Sequence[str]) -> None:
@@ -437,6 +459,7 @@ def page() -> None:
     began = time.perf_counter()
     st.set_page_config(page_title="Chunk Boundary Explorer", page_icon="✂️", layout="wide")
     st.html(STYLE + LAYOUT)
+    early_navigator()  # first, so that it listens before the views are drawn
     st.title("Chunk Boundary Explorer")
     st.caption(
         "The same document cut by several chunking policies, side by side, and a check of "
@@ -525,6 +548,7 @@ def explore_page(
     doc = doc_place.selectbox(
         f"Document ({count_words(len(source_ids), 'document')} loaded)",
         source_ids,
+        source_ids.index(st.session_state["doc"]),
         key="doc",
         format_func=plain_text,
     )
@@ -578,11 +602,8 @@ def explore_page(
                     coloured[column.name],
                 )
             )
-    navigator()
     show_diff(exploration, doc, pair, pair_diff, window)
-
-    st.subheader("Chunk detail")
-    show_detail(exploration, doc, flagged, bounds)
+    detail_part(exploration, doc, flagged, bounds)
     show_scoreboard(exploration, [pair_row(pair, pair_diff)] if pair and pair_diff else [])
     st.subheader("Span checks")
     show_checks(added, [c.id for c in manifest.span_checks])
@@ -594,6 +615,28 @@ def explore_page(
     downloads(exploration, exploration.document(doc))
     show_export(exploration)
     validate_upload(load)
+
+
+@st.fragment
+def detail_part(
+    exploration: Exploration,
+    doc: str,
+    flagged: Mapping[str, Sequence[tuple[str, ...]]],
+    bounds: Sequence[tuple[int, int]],
+) -> None:
+    """The views' script and the chunk detail: a click on a chunk, or a pick in the
+    detail, reruns only this part. A jump or a selected span changes the views or the
+    check form, so it reruns the page."""
+    began = time.perf_counter()
+    if "nav_request" in st.session_state or st.session_state.pop(SPAN_SET, False):
+        st.rerun(scope="app")
+    navigator()
+    opened = st.session_state.pop(OPENED, None)
+    if opened is not None:
+        st.toast(opened)
+    st.subheader("Chunk detail")
+    show_detail(exploration, doc, flagged, bounds)
+    st.caption(f"Server time for this part: {time.perf_counter() - began:.3f} s")
 
 
 def first_document(key: str, manifest: Manifest, source_ids: Sequence[str]) -> None:

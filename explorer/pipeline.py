@@ -469,6 +469,54 @@ def _policy_result(
     return result
 
 
+@dataclass(frozen=True)
+class BuiltColumn:
+    """A column's validated index over the documents it reads, before any span check:
+    what depends on the documents and the config alone (the app keeps it while checks
+    come and go)."""
+
+    index: Index
+    notes: tuple[str, ...]
+    flags: FlagCounts
+
+
+def build_column(
+    name: str,
+    documents: Sequence[DocumentRecord],
+    config: ChunkConfig,
+    limits: Limits = DEFAULT_LIMITS,
+) -> BuiltColumn:
+    """One policy's index over the documents it can read (`readable`), validated, with
+    its flag counts."""
+    cut = readable(documents, config, name)
+    documents, notes = cut.required(), cut.notes
+    with derived_once():  # the validation rebuilds from the sections the build found
+        index = validate_index(build_index(documents, config, limits), limits)
+    return BuiltColumn(index, tuple(notes), _flags(documents, index["chunks"], config))
+
+
+def checked_column(
+    name: str,
+    config: ChunkConfig,
+    built: BuiltColumn,
+    checks: Sequence[ResolvedCheck],
+    limits: Limits = DEFAULT_LIMITS,
+) -> Column:
+    """A built column with its span checks run."""
+    index = built.index
+    results = evaluate_checks(checks, index["chunks"], limits)
+    result = _policy_result(
+        name,
+        config,
+        index["index_id"],
+        len(index["chunks"]),
+        results,
+        built.notes,
+        flags=built.flags,
+    )
+    return Column(config, result, index)
+
+
 def run_column(
     name: str,
     documents: Sequence[DocumentRecord],
@@ -478,16 +526,8 @@ def run_column(
 ) -> Column:
     """One policy's index over the documents it can read (`readable`), validated, and
     its span checks."""
-    cut = readable(documents, config, name)
-    documents, notes = cut.required(), cut.notes
-    with derived_once():  # the validation rebuilds from the sections the build found
-        index = validate_index(build_index(documents, config, limits), limits)
-    results = evaluate_checks(checks, index["chunks"], limits)
-    flags = _flags(documents, index["chunks"], config)
-    result = _policy_result(
-        name, config, index["index_id"], len(index["chunks"]), results, notes, flags=flags
-    )
-    return Column(config, result, index)
+    built = build_column(name, documents, config, limits)
+    return checked_column(name, config, built, checks, limits)
 
 
 def _flags(

@@ -644,7 +644,7 @@ def test_a_refusal_from_the_chunking_core_is_shown_with_its_code(
     def refuse(*args: object) -> None:
         raise ExplorerError(ErrorCode.UNSUPPORTED_CHUNK_CONFIG, "refused by the core")
 
-    monkeypatch.setattr(pipeline, "run_column", refuse)
+    monkeypatch.setattr(pipeline, "build_column", refuse)
     at = pasted("# A document no other test pastes\n\nx\n")
     assert not at.exception
     assert errors(at) == ["**unsupported_chunk_config**: refused by the core"]
@@ -743,8 +743,8 @@ def test_an_update_and_a_deletion_show_in_runs_search_and_receipts(
     at.file_uploader(key="upload").set_value(library_files("manifest-run2.json")).run()
     at.button(key="ingest").click().run()
     assert at.success[0].value == "run 2: added 0, updated 1, unchanged 4, failed 0, deleted 1"
-    receipts = table_rows(next(t for t in at.table if "retention" in t.value.columns))
-    assert [r["source_id"] for r in receipts] == ["contact"]
+    receipts = table_rows(next(t for t in at.table if "Retention" in t.value.columns))
+    assert [r["Source"] for r in receipts] == ["contact"]
     at.selectbox(key="tenant").set_value("acme")
     at.text_input(key="query").set_value("support hours escalation").run()
     tables = [table_rows(t) for t in at.table if "Snippet" in t.value.columns]

@@ -46,8 +46,16 @@ def test_five_columns_keep_a_readable_width_and_whole_names(page: Page, app_url:
         box["width"] for box in (v.bounding_box() for v in page.locator(".cbx-view").all()) if box
     ]
     assert len(widths) == 5 and min(widths) >= 330, widths
+    # None is cut or hidden: the views that do not fit in a row go on to the next one.
     row = page.locator("[data-testid='stHorizontalBlock']:has(.cbx-view)")
-    assert row.evaluate("r => r.scrollWidth > r.clientWidth")  # the rest scrolls sideways
+    assert row.evaluate("r => r.scrollWidth <= r.clientWidth + 1")
+    main = page.locator("[data-testid='stMainBlockContainer']").bounding_box()
+    assert main is not None
+    for view in page.locator(".cbx-view").all():
+        box = view.bounding_box()
+        assert (
+            box and main["x"] <= box["x"] and box["x"] + box["width"] <= main["x"] + main["width"]
+        )
     for name in page.locator(".cbx-name").all():  # whole: no cut, no ellipsis
         assert name.evaluate("n => n.scrollWidth <= n.clientWidth + 1")
     # The steps of one view stay inside it.
@@ -126,3 +134,12 @@ def test_text_selected_in_a_view_becomes_a_span(page: Page) -> None:
     offer.click()
     expect(page.locator(".st-key-check_a_start input")).to_have_value("131", timeout=30_000)
     expect(page.locator(".st-key-check_a_end input")).to_have_value("171")
+
+
+def test_at_900_px_the_scoreboard_fits_its_place(page: Page, app_url: str) -> None:
+    open_at(page, app_url, 900, FIVE)
+    expect(page.locator(".cbx-view")).to_have_count(5, timeout=60_000)
+    board = page.locator("[data-testid='stTable']", has_text="Checks kept").first
+    place = board.bounding_box()
+    table = board.locator("table").bounding_box()
+    assert place and table and table["width"] <= place["width"] + 1, (table, place)

@@ -27,7 +27,7 @@ from explorer.chunking.policies import LIBRARY_POLICIES, make_config, require_st
 from explorer.jsonio import json_or_text
 from explorer.pipeline import ImportRunner, import_column
 from explorer.view.display import markdown_literal
-from ui.common import show_error
+from ui.common import held, show_error
 
 MAX_CHUNK_FILES = 4
 SIZE_LIMIT = 100_000  # what a live column's size field offers; the command line takes more
@@ -170,29 +170,44 @@ def live_columns(sidebar: DeltaGenerator) -> tuple[ChunkConfig, ...]:
         "Chunking libraries: your splitter, with your parameters, beside heading-aware. "
         "The library itself is called; its name, version and every parameter are recorded."
     )
-    chosen = [name for name in LIBRARY_POLICIES if sidebar.checkbox(name, key=_key(name, "on"))]
+    chosen = [
+        name
+        for name in LIBRARY_POLICIES
+        if sidebar.checkbox(name, held(_key(name, "on"), False), key=_key(name, "on"))
+    ]
     configs: list[ChunkConfig] = []
     for name in chosen:
         policy = LIBRARY_POLICIES[name]
-        defaults = {
-            "tokens": False,
-            "size": policy.default_max_chars or 1,
-            "overlap": 0,
-            "parameters": json.dumps(policy.default_parameters()),
-        }
-        for part, value in defaults.items():
-            st.session_state.setdefault(_key(name, part), value)
+        parameters = json.dumps(policy.default_parameters())
         with sidebar.expander(name, expanded=False):
             sized = policy.default_max_chars is not None
-            tokens = sized and st.toggle("Size in cl100k_base tokens", key=_key(name, "tokens"))
-            size = st.number_input("Size", 1, SIZE_LIMIT, key=_key(name, "size")) if sized else 0
+            tokens = sized and st.toggle(
+                "Size in cl100k_base tokens",
+                held(_key(name, "tokens"), False),
+                _key(name, "tokens"),
+            )
+            first = policy.default_max_chars or 1
+            size = (
+                st.number_input(
+                    "Size", 1, SIZE_LIMIT, held(_key(name, "size"), first), key=_key(name, "size")
+                )
+                if sized
+                else 0
+            )
             overlap = (
-                st.number_input("Overlap", 0, SIZE_LIMIT, key=_key(name, "overlap"))
+                st.number_input(
+                    "Overlap",
+                    0,
+                    SIZE_LIMIT,
+                    held(_key(name, "overlap"), 0),
+                    key=_key(name, "overlap"),
+                )
                 if policy.takes_overlap
                 else 0
             )
             raw = st.text_area(
                 "Parameters (JSON)",
+                held(_key(name, "parameters"), parameters),
                 key=_key(name, "parameters"),
                 height=90,
                 help="The library's other keywords. One that would make it run a regular "

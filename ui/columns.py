@@ -18,6 +18,8 @@ from explorer.grammars import GRAMMARS
 from explorer.pipeline import MAX_OWN_COLUMNS
 from explorer.view.display import markdown_literal
 
+from .common import held
+
 COLUMNS = "own_columns"  # the columns' keys, in the order they are shown
 GRAMMAR = "grammar"
 GRAMMAR_WORDS = {
@@ -117,9 +119,12 @@ def column_controls(sidebar: DeltaGenerator, high: int) -> tuple[ChunkConfig, ..
     """The grammar, then one box per column (its name, its size as a slider beside a
     number box, its unit and overlap, a button that removes it), then a picker that adds
     one."""
+    grammars = list(GRAMMARS)
+    chosen = held(GRAMMAR, DEFAULT_GRAMMAR)
     grammar = sidebar.radio(
         "Grammar",
-        list(GRAMMARS),
+        grammars,
+        index=grammars.index(chosen) if chosen in grammars else 0,
         format_func=GRAMMAR_WORDS.__getitem__,
         key=GRAMMAR,
         help="How a document falls into sections and blocks, for every column of ours. "
@@ -127,13 +132,15 @@ def column_controls(sidebar: DeltaGenerator, high: int) -> tuple[ChunkConfig, ..
         "one block) and needs no leading heading.",
     )
     keys: list[str] = st.session_state.setdefault(COLUMNS, list(POLICIES))
-    drawn = [_column(sidebar, key, grammar, high, removable=len(keys) > 1) for key in keys]
+    # Each box and its widgets are named as the scoreboard, the views and the report name
+    # the column: the names of the values the session holds, and again once drawn.
+    planned = _names(keys, [_planned(key, grammar) for key in keys])
+    drawn = [
+        _column(sidebar, key, name, grammar, high, removable=len(keys) > 1)
+        for key, name in zip(keys, planned, strict=True)
+    ]
     configs = [config for config, _ in drawn]
-    try:  # each box is titled with its column's name in the scoreboard, views and report
-        names = Settings(tuple(configs)).config_names
-    except ExplorerError:  # two columns alike: the page says so; the boxes keep their keys
-        names = [_name(key) for key in keys]
-    for (_, title), name in zip(drawn, names, strict=True):
+    for (_, title), name in zip(drawn, _names(keys, configs), strict=True):
         title.markdown(f"**{markdown_literal(name)}**")
     sidebar.selectbox(
         f"Add a column (up to {MAX_OWN_COLUMNS})",
@@ -150,8 +157,31 @@ def column_controls(sidebar: DeltaGenerator, high: int) -> tuple[ChunkConfig, ..
     return tuple(configs)
 
 
+def _names(keys: list[str], configs: list[ChunkConfig]) -> list[str]:
+    """The columns' names (`Settings.config_names`); by their keys while two are alike
+    (the page says so)."""
+    try:
+        return Settings(tuple(configs)).config_names
+    except ExplorerError:
+        return [_name(key) for key in keys]
+
+
+def _planned(key: str, grammar: str) -> ChunkConfig:
+    """A column's config from the values its widgets hold before they are drawn."""
+    policy = POLICIES[_policy(key)]
+    default = policy.default_max_chars
+    if default is None:
+        return make_config(policy.name, grammar=grammar)
+    tokens = bool(st.session_state.get(_tokens(key), False))
+    size = int(st.session_state.get(_size(key, tokens)) or (default // 4 if tokens else default))
+    overlap = min(int(st.session_state.get(_overlap(key)) or 0), size - 1)
+    if tokens:
+        return make_config(policy.name, max_tokens=size, overlap=overlap, grammar=grammar)
+    return make_config(policy.name, size, overlap=overlap, grammar=grammar)
+
+
 def _column(
-    sidebar: DeltaGenerator, key: str, grammar: str, high: int, removable: bool
+    sidebar: DeltaGenerator, key: str, name: str, grammar: str, high: int, removable: bool
 ) -> tuple[ChunkConfig, DeltaGenerator]:
     """One column's box: a place for its name, its size (and unit and overlap), a button
     that removes it."""
@@ -163,11 +193,11 @@ def _column(
         box.caption("No size: one chunk per paragraph of a section.")
         config = make_config(policy.name, grammar=grammar)
     else:
-        config = _sized(box, key, grammar, high, default)
+        config = _sized(box, key, name, grammar, high, default)
     box.button(
         "Remove column",
         key=f"{key}-remove",
-        help=f"Remove the {_name(key)} column",
+        help=f"Remove the {name} column",
         icon=":material/close:",
         type="tertiary",
         on_click=_remove,
@@ -177,20 +207,23 @@ def _column(
     return config, title
 
 
-def _sized(box: DeltaGenerator, key: str, grammar: str, high: int, default: int) -> ChunkConfig:
-    tokens = bool(st.session_state.setdefault(_tokens(key), False))
-    size = _size_widgets(box, key, tokens, default, high)
+def _sized(
+    box: DeltaGenerator, key: str, name: str, grammar: str, high: int, default: int
+) -> ChunkConfig:
+    tokens = bool(held(_tokens(key), False))
+    size = _size_widgets(box, key, name, tokens, default, high)
     if _policy(key) == SEMANTIC.name:
-        return _semantic(box, key, grammar, size, tokens)
+        return _semantic(box, key, name, grammar, size, tokens)
     if st.session_state.get(_overlap(key), 0) >= size:  # the size went below it
         st.session_state[_overlap(key)] = size - 1
     with box.expander("Unit and overlap"):
-        st.toggle("Size in cl100k_base tokens", key=_tokens(key))
+        st.toggle("Size in cl100k_base tokens", tokens, key=_tokens(key))
         overlap = int(
             st.number_input(
-                f"{_name(key)} overlap",
+                f"{name} overlap",
                 0,
                 size - 1,
+                held(_overlap(key), 0),
                 key=_overlap(key),
                 help="How much of a chunk the next chunk of its section repeats, in the "
                 "size's unit: fixed-char windows advance by size minus overlap; heading-aware "
@@ -204,26 +237,28 @@ def _sized(box: DeltaGenerator, key: str, grammar: str, high: int, default: int)
     return make_config(_policy(key), size, overlap=overlap, grammar=grammar)
 
 
-def _semantic(box: DeltaGenerator, key: str, grammar: str, size: int, tokens: bool) -> ChunkConfig:
+def _semantic(
+    box: DeltaGenerator, key: str, name: str, grammar: str, size: int, tokens: bool
+) -> ChunkConfig:
     """A semantic column's percentile (a slider, like the size) and, with its unit, its
     window; its size is a hard maximum, and it takes no overlap."""
-    st.session_state.setdefault(_percentile(key), DEFAULT_PERCENTILE)
     percentile = box.slider(
-        f"{_name(key)} breakpoint percentile",
+        f"{name} breakpoint percentile",
         0,
         100,
+        held(_percentile(key), DEFAULT_PERCENTILE),
         key=_percentile(key),
         help="A gap between sentences is a breakpoint when its distance is above this "
         "percentile of the document's distances. Its embeddings are kept: a step "
         "embeds nothing again.",
     )
-    st.session_state.setdefault(_window(key), DEFAULT_WINDOW)
     with box.expander("Unit and window"):
-        st.toggle("Size in cl100k_base tokens", key=_tokens(key))
+        st.toggle("Size in cl100k_base tokens", tokens, key=_tokens(key))
         window = st.number_input(
-            f"{_name(key)} window",
+            f"{name} window",
             1,
             MAX_WINDOW,
+            held(_window(key), DEFAULT_WINDOW),
             key=_window(key),
             help="How many sentences each side of a gap are embedded.",
         )
@@ -237,21 +272,24 @@ def _semantic(box: DeltaGenerator, key: str, grammar: str, size: int, tokens: bo
     )
 
 
-def _size_widgets(box: DeltaGenerator, key: str, tokens: bool, default: int, high: int) -> int:
+def _size_widgets(
+    box: DeltaGenerator, key: str, name: str, tokens: bool, default: int, high: int
+) -> int:
     """A slider and a number box that hold one size, named as the headers name it."""
     slider_key = _size(key, tokens)
     box_key = f"{slider_key}-box"
-    st.session_state.setdefault(slider_key, default // 4 if tokens else default)
-    st.session_state.setdefault(box_key, st.session_state[slider_key])
-    label = f"{_name(key)} {'max_tokens' if tokens else 'max_chars'}"
+    value = held(slider_key, default // 4 if tokens else default)
+    held(box_key, value)
+    label = f"{name} {'max_tokens' if tokens else 'max_chars'}"
     slider, number = box.columns([3, 2], vertical_alignment="bottom")
     size = slider.slider(
-        label, 1, high, key=slider_key, on_change=_copy, args=(slider_key, box_key)
+        label, 1, high, value, key=slider_key, on_change=_copy, args=(slider_key, box_key)
     )
     number.number_input(
         label,
         1,
         high,
+        st.session_state[box_key],
         step=1,
         key=box_key,
         on_change=_copy,

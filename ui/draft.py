@@ -52,6 +52,7 @@ def _fill(texts: dict[str, str], columns: Sequence[Column]) -> None:
         )
         return
     st.session_state["new_question_doc"] = source_id
+    st.session_state["new_question_text"] = ""  # the question to write is this passage's
     st.session_state["new_question_quote"] = passage.text
     st.session_state["new_question_quote_2"] = ""
     question, problem = written_question(passage)

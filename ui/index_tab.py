@@ -17,11 +17,11 @@ from pathlib import Path
 
 import streamlit as st
 
-from explorer import ErrorCode, ExplorerError, LoadResult, Manifest, Settings
+from explorer import ChunkConfig, ErrorCode, ExplorerError, LoadResult, Manifest, Settings
 from explorer.retrieval.embedding import DEFAULT_EMBEDDER, load_embedder
 from explorer.store import SearchMode, Store, no_limit
 from explorer.store.scratch import default_root, new_session, require_room
-from explorer.view.display import markdown_literal, markdown_rows
+from explorer.view.display import count_words, markdown_literal, markdown_rows
 
 from .common import show_error
 
@@ -103,8 +103,9 @@ def index_page(
         "the manifest removes (`deleted`, or `complete: true`), with a receipt."
         + ("" if settings.allow_deletions else " Deletions are turned off on this server.")
     )
+    preview: Callable[[Path | None], None] | None = None
     if drafted:
-        manifest = whole_set(manifest, db, settings.tenants, settings.allow_deletions)
+        manifest, preview = whole_set(manifest, settings.allow_deletions, settings.tenants)
     config = explored.config_for(INGEST_POLICY)  # at the size the views show
     if st.button(
         f"Ingest these documents as a run ({config.label()})", key="ingest", type="primary"
@@ -129,22 +130,26 @@ def index_page(
             st.caption(summary.vectors_line())
         except ExplorerError as error:
             show_error(error)
+    if preview is not None:  # after the run: what a run would delete now
+        preview(db)
     if db is None or not db.is_file():
         st.info("No run yet: ingest the documents to start the index.")
         return
     try:
         with Store(db, create=False) as store:
-            show_index(store, settings.tenants)
+            deleting = (config, settings.tenants) if settings.allow_deletions else None
+            show_index(store, settings.tenants, deleting)
     except ExplorerError as error:
         show_error(error)
 
 
 def whole_set(
-    manifest: Manifest, db: Path | None, tenants: frozenset[str] | None, allow_deletions: bool
-) -> Manifest:
+    manifest: Manifest, allow_deletions: bool, tenants: frozenset[str] | None
+) -> tuple[Manifest, Callable[[Path | None], None] | None]:
     """Plain files dropped: a run adds and updates them, and deletes nothing unless the
-    visitor says this upload is the whole set (`complete: true`); then, before the run,
-    what it will delete."""
+    visitor says this upload is the whole set (`complete: true`); then what a run would
+    delete, said in its place once the page's run (if any) is done, so a run that
+    deleted leaves no warning of what it already did."""
     complete = st.checkbox(
         "This upload is the whole set: delete from the index every document it does not "
         "list (the manifest's `complete: true`)",
@@ -158,20 +163,57 @@ def whole_set(
             "A run adds and updates these files; documents ingested before and not dropped "
             "now stay served."
         )
-        return manifest
+        return manifest, None
     whole = manifest.model_copy(update={"complete": True})
-    doomed: list[tuple[str, str]] = []
-    if db is not None and db.is_file():
-        with Store(db) as store:
-            doomed = store.would_delete(whole, tenants)
-    if doomed:
-        st.warning(
-            f"The run will delete {len(doomed):,} document{'' if len(doomed) == 1 else 's'}: "
-            + ", ".join(markdown_literal(f"{source} ({tenant})") for tenant, source in doomed)
-        )
-    else:
-        st.caption("The run will delete nothing: the index serves no other document.")
-    return whole
+    place = st.empty()
+
+    def preview(db: Path | None) -> None:
+        doomed: list[tuple[str, str]] = []
+        if db is not None and db.is_file():
+            with Store(db) as store:
+                doomed = store.would_delete(whole, tenants)
+        if doomed:
+            place.warning(
+                f"The run will delete {count_words(len(doomed), 'document')}: "
+                + ", ".join(markdown_literal(f"{source} ({tenant})") for tenant, source in doomed)
+            )
+        else:
+            place.caption("The run will delete nothing: the index serves no other document.")
+
+    return whole, preview
+
+
+def delete_actions(store: Store, tenant: str, sources: list[str], deleting: Deleting) -> None:
+    """A delete action per served document: the first click asks, the second deletes it
+    in a run of its own, with its receipt below (as a manifest's `deleted` does)."""
+    done = st.session_state.pop(DONE, None)
+    if done is not None:
+        st.success(done)
+    asked = st.session_state.get(ASKED)
+    with st.expander(
+        f"Delete a document of tenant {markdown_literal(repr(tenant))} "
+        f"({count_words(len(sources), 'document')})",
+        expanded=asked is not None,
+    ):
+        for source in sources:
+            name, action = st.columns([4, 1], vertical_alignment="center")
+            name.markdown(markdown_literal(source))
+            if asked == [tenant, source]:
+                if action.button("Confirm: delete", key=f"delete_yes_{tenant}_{source}"):
+                    st.session_state.pop(ASKED)
+                    config, tenants = deleting
+                    try:
+                        summary = store.delete(
+                            [(tenant, source)], config, tenants=tenants, on_wait=st.info
+                        )
+                    except ExplorerError as error:
+                        show_error(error)
+                        return
+                    st.session_state[DONE] = summary.line()
+                    st.rerun()
+            elif action.button("Delete", key=f"delete_{tenant}_{source}", icon=":material/delete:"):
+                st.session_state[ASKED] = [tenant, source]
+                st.rerun()
 
 
 def visible(tenants: frozenset[str] | None) -> Callable[[str], bool]:
@@ -185,8 +227,15 @@ MODE_HELP = {
 }
 
 
-def show_index(store: Store, seen: frozenset[str] | None) -> None:
-    """`seen`: the tenants the session may see (None: every tenant)."""
+# What a delete action runs with: the run's recorded config, and the tenants it may touch.
+Deleting = tuple[ChunkConfig, frozenset[str] | None]
+ASKED = "delete_asked"  # [tenant, source_id] whose delete awaits its confirmation
+DONE = "delete_done"  # what the last delete action did, said once
+
+
+def show_index(store: Store, seen: frozenset[str] | None, deleting: Deleting | None) -> None:
+    """History, served documents (each with a delete action where deletions are allowed),
+    search and receipts; `seen`: the tenants the session may see (None: every tenant)."""
     may_see = visible(seen)
     st.subheader("Runs: before and after")
     st.caption(
@@ -207,7 +256,10 @@ def show_index(store: Store, seen: frozenset[str] | None) -> None:
             f"What tenant {markdown_literal(repr(tenant))} is served: each document's active "
             "version, and the run that made it active (`explorer documents`)."
         )
-        st.table(markdown_rows([document.cells() for document in store.documents(tenant)]))
+        documents = store.documents(tenant)
+        st.table(markdown_rows([document.cells() for document in documents]))
+        if deleting is not None and documents:
+            delete_actions(store, tenant, [d.source_id for d in documents], deleting)
         query = middle.text_input("Query", key="query")
         k = right.number_input("Hits", 1, 50, 5, key="hits")
         mode = (
@@ -228,7 +280,8 @@ def show_index(store: Store, seen: frozenset[str] | None) -> None:
                     f"{mode.value}: each hit cites its source, version, lines, "
                     "[start, end) and section"
                 )
-                st.table(markdown_rows([hit.cells() for hit in hits]))
+                with st.container(key="search_hits"):
+                    st.table(markdown_rows([hit.cells() for hit in hits]))
             else:
                 st.info(f"No active chunk of tenant {markdown_literal(repr(tenant))} matches.")
     else:

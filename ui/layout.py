@@ -1,8 +1,10 @@
 """How the page fits its window: CSS only, no widget depends on the width.
 
-Side by side, each view keeps a readable width (`MIN_VIEW_PX`); more views than fit
-scroll sideways, in their own row. While the server computes a rerun, a notice stays in
-view at the top of the window (after a moment, so quick reruns do not flash it).
+Side by side, each view keeps a readable width (`MIN_VIEW_PX`); more views than fit in
+a row go on to the next one, none cut and none hidden. Table cells wrap long words so a
+table fits its place; a search hit's snippet keeps `SNIPPET_PX`. While the server
+computes a rerun, a notice stays in view at the top of the window (after a moment, so
+quick reruns do not flash it).
 
 Below 1,200 px the sidebar narrows, the page's margins shrink, the policy views stack
 (one full-width view after another), the download buttons wrap instead of being cut, and
@@ -13,15 +15,20 @@ from __future__ import annotations
 
 NARROW = 1200  # px: below this, three views side by side get under 250 px each
 MIN_VIEW_PX = 340  # a view narrower than this wraps its lines every few words
+SNIPPET_PX = 260  # a search hit's snippet: readable; the hits table scrolls if it must
 
 LAYOUT = (
     "<style>"
     '[data-testid="stTable"],[data-testid="stDataFrame"]{overflow-x:auto;max-width:100%}'
     '[data-testid="stDownloadButton"] button{max-width:100%;height:auto}'
-    '[data-testid="stHorizontalBlock"]:has(.cbx-view){overflow-x:auto;flex-wrap:nowrap;'
-    "padding-bottom:6px}"
+    '[data-testid="stHorizontalBlock"]:has(.cbx-view){display:grid!important;'
+    f"grid-template-columns:repeat(auto-fill,minmax({MIN_VIEW_PX}px,1fr));gap:1rem}}"
     '[data-testid="stHorizontalBlock"]:has(.cbx-view)>[data-testid="stColumn"]'
-    f"{{min-width:{MIN_VIEW_PX}px!important}}"
+    "{width:auto!important;min-width:0!important;flex:none!important}"
+    '[data-testid="stTable"] table{max-width:100%}'
+    '[data-testid="stTable"] th,[data-testid="stTable"] td{overflow-wrap:anywhere;'
+    "white-space:normal!important}"
+    f".st-key-search_hits td:last-child{{min-width:{SNIPPET_PX}px}}"
     '[data-testid="stFileChip"]{min-width:0;max-width:100%}'
     '[data-testid="stFileChip"]>div{min-width:0;overflow:hidden}'
     '[data-testid="stFileChipName"]{min-width:0;overflow:hidden;text-overflow:ellipsis}'
@@ -52,6 +59,8 @@ LAYOUT = (
     '[data-testid="stHorizontalBlock"]:has(.st-key-flag_colours)>[data-testid="stColumn"]'
     "{flex:1 1 100%!important;min-width:100%!important}"
     ".cbx-doc{max-height:60vh}"
+    '[data-testid="stTable"] th,[data-testid="stTable"] td'
+    "{padding:.3rem .35rem!important;font-size:.85rem}"
     "}"
     "</style>"
 )

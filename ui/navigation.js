@@ -254,8 +254,23 @@ function inspect(target) {
   const piece = target.closest(`${VIEW} .cbx-doc .cbx-k[data-c], ${VIEW} .cbx-doc .cbx-n[data-n]`);
   if (!piece || !window.getSelection()?.isCollapsed) return false;
   const order = Number(piece.dataset.c ?? piece.dataset.n);
-  nav.send?.("inspect", { column: piece.closest(VIEW).dataset.policy, order });
+  // Kept until the detail's instance is in and the page is idle: a click sent while the
+  // page's first run is still going is dropped by the server (a part's rerun then waits
+  // for nothing), so the page's first click would be lost.
+  nav.queued = { column: piece.closest(VIEW).dataset.policy, order };
+  flush();
   return true;
+}
+
+function running() {
+  return document.querySelector('[data-testid="stApp"]')?.dataset.testScriptState === "running";
+}
+
+function flush() {
+  if (!nav.queued || !nav.send || running()) return;
+  const request = nav.queued;
+  nav.queued = null;
+  nav.send("inspect", request);
 }
 
 function onMapClick(map, event) {
@@ -370,6 +385,14 @@ function install() {
       restore();
     });
   }).observe(document.body, { childList: true, subtree: true });
+  // A click on a chunk that came before this script was in: the browser keeps where it
+  // was as the (collapsed) selection.
+  const selection = window.getSelection();
+  const clicked = selection?.isCollapsed ? selection.anchorNode : null;
+  const element = clicked instanceof Element ? clicked : clicked?.parentElement;
+  if (element) inspect(element);
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (app) new MutationObserver(flush).observe(app, { attributeFilter: ["data-test-script-state"] });
   document.addEventListener(
     "scroll",
     (event) => {
@@ -404,11 +427,15 @@ function install() {
 }
 
 export default function (component) {
-  nav.send = component.setTriggerValue;
   if (!nav.installed) {
     nav.installed = true;
     install();
   }
+  // The instance drawn above the views listens from the start and sends nothing; the
+  // detail's instance sends, and sends a click that came before it.
+  if (component.data?.early) return;
+  nav.send = component.setTriggerValue;
+  flush();
   const target = component.data?.target;
   if (target && target.seq !== nav.seq) {
     nav.seq = target.seq;

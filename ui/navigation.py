@@ -23,6 +23,8 @@ from explorer.view.paging import page_of
 
 SCRIPT = (Path(__file__).parent / "navigation.js").read_text(encoding="utf-8")
 KEY = "navigation"
+OPENED = "inspect_note"  # what a click opened, said by the detail (no element in a callback)
+SPAN_SET = "span_set"  # a span was selected: the check form, outside the detail, shows it
 _navigator = st.components.v2.component("cbx_navigation", js=SCRIPT, isolate_styles=False)
 
 
@@ -45,7 +47,7 @@ def _on_inspect() -> None:
     if isinstance(column, str) and type(order) is int and order >= 0:
         st.session_state["detail_column"] = column
         st.session_state["detail_order"] = order
-        st.toast(
+        st.session_state[OPENED] = (
             f"Chunk {order:,} of {markdown_literal(column)} is open under Chunk detail, "
             "below the views."
         )
@@ -64,6 +66,7 @@ def _on_span() -> None:
     st.session_state["check_mode"] = "Offsets"
     st.session_state[f"check_{side}_start"] = start
     st.session_state[f"check_{side}_end"] = end
+    st.session_state[SPAN_SET] = True
     st.toast(f"Span {side.upper()} is [{start:,}, {end:,}): add the check under Span checks.")
 
 
@@ -121,6 +124,12 @@ def _nothing_that_way(request: object, columns: Mapping[str, object]) -> str | N
     what = "chunk that the flag filter matches" if request.get("match") is True else "chunk start"
     way = "after" if step == 1 else "before"
     return f"No {what} {way} this place in {markdown_literal(column)}."
+
+
+def early_navigator() -> None:
+    """Mount the script above the views, so that it listens before they are drawn: a
+    click that comes before `navigator` is in is kept and sent by it."""
+    _navigator(key=f"{KEY}_early", data={"early": True}, height=0)
 
 
 def navigator() -> None:

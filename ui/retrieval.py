@@ -413,9 +413,10 @@ def question_form(
     """Add a question by typing it and quoting its answer; placed (or refused) at once."""
     texts = {d["source_id"]: d["text"] for d in load.documents}
     source_ids = list(texts)
-    if st.session_state.pop("question_added", False):  # the next question starts empty
-        for key in FORM_KEYS:
-            st.session_state.pop(key, None)
+    just_added = st.session_state.pop("question_added", None)
+    if just_added:  # the next question starts empty (assigned, so the browser empties them)
+        clear_form()
+        st.success(f"Added {markdown_literal(str(just_added))}: it is in the scoreboard.")
     with st.form("add_question", border=True):
         asked = st.text_input(
             "Question",
@@ -458,8 +459,20 @@ def question_form(
         return
     added.append(made.model_dump(mode="json", exclude_none=True))
     st.session_state["question_next"] = made.id  # chosen in the next run
-    st.session_state["question_added"] = True
+    st.session_state["question_added"] = made.id
     st.rerun()
+
+
+def clear_form() -> None:
+    """Empty the form's text boxes (before they are drawn in a run, or in a callback)."""
+    for key in FORM_KEYS:
+        st.session_state[key] = ""
+
+
+def clear_added(added: list[dict[str, object]]) -> None:
+    """The clear button's callback: the questions added here and the form go."""
+    added.clear()
+    clear_form()
 
 
 # -- what the tab shows ---------------------------------------------------------------------
@@ -889,9 +902,13 @@ def retrieval_page(
                 f"No passage to draft: the page's columns were refused ({error.code.value})."
             )
         question_form(load, added, taken, source_id)
-        if added and st.button("Clear the questions added here", key="clear_questions"):
-            added.clear()
-            st.rerun()
+        if added:
+            st.button(
+                "Clear the questions added here",
+                key="clear_questions",
+                on_click=clear_added,
+                args=(added,),
+            )
     if questions is not None:
         questions_download(questions)
     if questions is not None and evaluation is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
@@ -19,7 +19,7 @@ from ..sources.manifest import Manifest
 from . import queries
 from .apply import Checkpoint, Room, RunSummary, apply_plan, no_checkpoint, no_limit
 from .lock import RUN_WAIT_SECONDS, run_in_progress, run_lock
-from .plan import Key, StatusRow, check_scope, deletions, plan_run
+from .plan import Key, StatusRow, check_scope, delete_plan, deletions, plan_run
 from .queries import Failure, Hit, Receipt, RunRow, SearchMode, ServedDocument
 from .schema import connect, storage_error
 
@@ -91,6 +91,28 @@ class Store:
             check_scope(plan, tenants, allow_deletions)
             plan = replace(plan, tenants=tenants)
             return apply_plan(self._db, plan, config, embedder, checkpoint, room)
+
+    @_translated
+    def delete(
+        self,
+        keys: Sequence[Key],
+        config: ChunkConfig,
+        *,
+        on_wait: Callable[[str], object] = _quiet,
+        wait_seconds: float = RUN_WAIT_SECONDS,
+        tenants: frozenset[str] | None = None,
+        allow_deletions: bool = True,
+    ) -> RunSummary:
+        """One run that deletes `keys` (tenant, source_id) and nothing else, with a receipt
+        for each, as a manifest's `deleted` does; `config` is the run's recorded config."""
+        with run_lock(self.path, wait_seconds, on_wait):
+            served = queries.served_versions(self._db)
+            if tenants is not None:  # another tenant's documents answer as unknown ones
+                served = {key: now for key, now in served.items() if key[0] in tenants}
+            plan = delete_plan(keys, served, digest(config.as_json()))
+            check_scope(plan, tenants, allow_deletions)
+            plan = replace(plan, tenants=tenants)
+            return apply_plan(self._db, plan, config, None, no_checkpoint)
 
     @_translated
     def would_delete(self, manifest: Manifest, tenants: frozenset[str] | None = None) -> list[Key]:

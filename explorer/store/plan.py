@@ -3,7 +3,7 @@ loaded, and what the index serves now."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated, Literal
@@ -117,21 +117,34 @@ def deletions(manifest: Manifest, served: Mapping[Key, Served]) -> list[Key]:
     """What a run of `manifest` deletes from what the index serves: its `deleted`
     (`delete_unknown_document` for one it does not serve), and with `complete`, every
     document of its tenants that it does not list."""
-    doomed: list[Key] = []
-    for gone in manifest.deleted:
-        key = (tenant_of(gone.access_scope), gone.source_id)
-        if key not in served:
-            raise ExplorerError(
-                ErrorCode.DELETE_UNKNOWN_DOCUMENT,
-                f"the manifest deletes {gone.source_id!r} (tenant {key[0]!r}), "
-                "which the index does not serve",
-            )
-        doomed.append(key)
+    doomed = _served(
+        [(tenant_of(gone.access_scope), gone.source_id) for gone in manifest.deleted],
+        served,
+        "the manifest deletes",
+    )
     if manifest.complete:
         listed = {(tenant_of(d.get("access_scope")), d["source_id"]) for d in manifest.documents}
         scopes = {tenant for tenant, _ in listed}
         doomed += sorted(k for k in served.keys() - listed if k[0] in scopes and k not in doomed)
     return doomed
+
+
+def _served(keys: Sequence[Key], served: Mapping[Key, Served], who: str) -> list[Key]:
+    """`keys`, each served (`delete_unknown_document` for one that is not)."""
+    for tenant, source_id in keys:
+        if (tenant, source_id) not in served:
+            raise ExplorerError(
+                ErrorCode.DELETE_UNKNOWN_DOCUMENT,
+                f"{who} {source_id!r} (tenant {tenant!r}), which the index does not serve",
+            )
+    return list(keys)
+
+
+def delete_plan(keys: Sequence[Key], served: Mapping[Key, Served], config_digest: str) -> Plan:
+    """A run that only deletes `keys` (tenant, source_id), as a manifest's `deleted` does."""
+    doomed = _served(keys, served, "the run deletes")
+    steps = tuple(Step(*key, Outcome.DELETED, None) for key in dict.fromkeys(doomed))
+    return Plan(config_digest, None, steps, (), 0)
 
 
 def check_scope(plan: Plan, tenants: frozenset[str] | None, allow_deletions: bool) -> None:

@@ -174,7 +174,19 @@ class Receipt:
         )
 
     def cells(self) -> dict[str, str]:
-        return {key: str(value) for key, value in asdict(self).items()}
+        """The receipt as the app's table shows it: words and numbers."""
+        stored = len(self.versions)
+        return {
+            "Receipt": str(self.receipt_id),
+            "Run": str(self.run_id),
+            "Tenant": self.tenant,
+            "Source": self.source_id,
+            "Removed": f"{stored} stored version{'' if stored == 1 else 's'}, "
+            f"{self.chunk_count:,} chunk{'' if self.chunk_count == 1 else 's'}",
+            "Cleared from": ", ".join(self.stores),
+            "At": self.at,
+            "Retention": self.retention,
+        }
 
 
 def search_terms(query: str) -> str:
