@@ -340,7 +340,7 @@ def _question_options(sub: argparse.ArgumentParser, required: bool, embedder_hel
     sub.add_argument(
         "--k",
         type=partial(_positive, maximum=MAX_K),
-        help=f"chunks retrieved per question (default {DEFAULT_K}; {BUDGET_K} with evaluate's "
+        help=f"chunks retrieved per question (default {DEFAULT_K}; {BUDGET_K} with "
         "--budget, which then keeps those that fit)",
     )
     sub.add_argument("--retriever", choices=RETRIEVERS, default="bm25")
@@ -357,6 +357,17 @@ def _question_options(sub: argparse.ArgumentParser, required: bool, embedder_hel
         metavar="PATH|none",
         help=f"vectors kept by (embedder, text SHA-256) for the next run (default: "
         f"{DEFAULT_VECTOR_CACHE} in the working directory; 'none' keeps none)",
+    )
+
+
+def _budget_option(sub: argparse.ArgumentParser) -> None:
+    """`evaluate`'s and `diff --questions`' equal context."""
+    sub.add_argument(
+        "--budget",
+        type=parse_budget,
+        metavar="N|Nt",
+        help="each question keeps its best chunks while their sizes add up to at most N "
+        "characters (Nt: cl100k_base tokens); the first is always kept",
     )
 
 
@@ -704,13 +715,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _question_options(measure, required=True, embedder_help=embedder_help)
     _column_options(measure, repeatable=True)
-    measure.add_argument(
-        "--budget",
-        type=parse_budget,
-        metavar="N|Nt",
-        help="each question keeps its best chunks while their sizes add up to at most N "
-        "characters (Nt: cl100k_base tokens); the first is always kept",
-    )
+    _budget_option(measure)
     measure.add_argument(
         "--bootstrap",
         type=_resamples,
@@ -793,6 +798,7 @@ def _parser() -> argparse.ArgumentParser:
         help="boundaries at most N characters apart match (default 0)",
     )
     _question_options(differ, required=False, embedder_help=embedder_help)
+    _budget_option(differ)
     differ.add_argument("--json", action="store_true", help="print the diff as JSON, not a summary")
 
     out = with_manifest(
@@ -1285,6 +1291,8 @@ def _diff(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     # The exploration holds the configs' columns first; A is the column declared first.
     swap = bool(configs) and bool(chunk_files) and args.chunks_after[0] == 0
     questions = parse_questions(_read(args.questions, "questions file")) if args.questions else None
+    if args.budget is not None and questions is None:
+        raise ExplorerError(ErrorCode.USAGE, "--budget measures questions: give --questions too")
     limits = _limits(args)
 
     def run(load: LoadResult, embed: Embed | None) -> Diff:
@@ -1295,7 +1303,8 @@ def _diff(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         a, b = (second, first) if swap else (first, second)
         measured = None
         if questions is not None:
-            measured = Measured(questions, args.retriever, args.k or DEFAULT_K, embed)
+            k = args.k or (BUDGET_K if args.budget is not None else DEFAULT_K)
+            measured = Measured(questions, args.retriever, k, embed, args.budget)
         return diff_columns(exploration, a, b, args.tolerance, measured, limits)
 
     if questions is None:

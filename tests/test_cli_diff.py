@@ -161,3 +161,28 @@ def test_the_aster_diff_is_its_golden_file(tmp_path: Path) -> None:
     assert result.code == 0, result.err
     golden = ROOT / "tests" / "golden" / "aster_diff_heading-aware_fixed-char_2.json"
     assert json.loads(out.read_text("utf-8")) == json.loads(golden.read_text("utf-8"))
+
+
+def test_a_budget_measures_the_questions_as_evaluate_does() -> None:
+    budget = ("--budget", "300t")
+    diff = run_cli(
+        "diff", DOCS_MANIFEST, *HEADING_220, *RECURSIVE_800, "--questions", QUESTIONS, *budget,
+        "--json",
+    )  # fmt: skip
+    assert diff.code == 0, diff.err
+    found = diff.json()
+    evaluation = run_cli(
+        "evaluate", DOCS_MANIFEST, *HEADING_220, *RECURSIVE_800, "--questions", QUESTIONS,
+        *budget, "--bootstrap", "0",
+    ).json()  # fmt: skip
+    assert found["budget"] == evaluation["budget"] == {"size": 300, "unit": "tokens"}
+    assert found["k"] == evaluation["k"] == 100
+    a, b = ({q["id"]: q["hit"] for q in p["questions"]} for p in evaluation["policies"])
+    assert found["hits"] == {
+        "a_only": sum(a[i] and not b[i] for i in a),
+        "b_only": sum(b[i] and not a[i] for i in a),
+        "both": sum(a[i] and b[i] for i in a),
+        "neither": sum(not (a[i] or b[i]) for i in a),
+    }
+    refused = run_cli("diff", DOCS_MANIFEST, *HEADING_220, *RECURSIVE_800, "--budget", "0")
+    assert refused.code == 2 and refused.err.startswith("error: invalid_budget:")

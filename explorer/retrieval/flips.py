@@ -20,7 +20,7 @@ from ..errors import ErrorCode, ExplorerError
 from ..limits import DEFAULT_LIMITS, Limits
 from ..models import strict_shape
 from ..pipeline import Column, Exploration
-from .evaluate import MAX_K, QuestionResult, ReferenceRange, evaluate_chunks
+from .evaluate import MAX_K, Budget, QuestionResult, ReferenceRange, evaluate_chunks
 from .questions import QuestionSet, place_questions, require_written
 from .retrievers import Embed, RetrieverName, retriever
 
@@ -65,6 +65,7 @@ class Diff(TypedDict):
     notes: NotRequired[list[str]]
     retriever: NotRequired[RetrieverName]
     k: NotRequired[int]
+    budget: NotRequired[Budget | None]
     hits: NotRequired[HitCounts]
     questions: NotRequired[list[FlippedQuestion]]
 
@@ -155,12 +156,13 @@ def _side(column: Column) -> Side:
 
 
 class Measured(NamedTuple):
-    """How the questions are measured: `evaluate`'s retriever, k and embedder."""
+    """How the questions are measured: `evaluate`'s retriever, k, embedder and budget."""
 
     questions: QuestionSet
     retriever: RetrieverName = "bm25"
     k: int = 5
     embed: Embed | None = None
+    budget: Budget | None = None
 
 
 def diff_columns(
@@ -200,7 +202,9 @@ def diff_columns(
         all_texts = {s: exploration.text(s) for s in exploration.source_ids}
         placed = place_questions(measured.questions, all_texts)
         results = [
-            evaluate_chunks(column.index["chunks"], placed, search, measured.k, limits)
+            evaluate_chunks(
+                column.index["chunks"], placed, search, measured.k, limits, measured.budget
+            )
             for column in (a, b)
         ]
         every_a = column_boundaries(all_texts, a.index["chunks"])
@@ -208,6 +212,7 @@ def diff_columns(
         flipped = flips(results[0], results[1], every_a, every_b)
         diff["retriever"] = measured.retriever
         diff["k"] = measured.k
+        diff["budget"] = measured.budget
         diff["hits"] = flipped.hits
         diff["questions"] = flipped.questions
     return diff
@@ -228,8 +233,10 @@ def summary_text(diff: Diff) -> str:
     ]
     if "hits" in diff:
         h = diff["hits"]
+        budget = diff.get("budget")
+        within = f", budget {budget['size']:,} {budget['unit']}" if budget else ""
         lines.append(
-            f"questions ({diff['retriever']}, k={diff['k']}): A only {h['a_only']}, "
+            f"questions ({diff['retriever']}, k={diff['k']}{within}): A only {h['a_only']}, "
             f"B only {h['b_only']}, both {h['both']}, neither {h['neither']}"
         )
         for q in diff.get("questions", []):
