@@ -157,7 +157,8 @@ MEANINGS: tuple[tuple[tuple[ErrorCode, ...], str], ...] = (
     ),
     (
         (ErrorCode.ENDPOINT_UNAUTHORIZED, ErrorCode.ENDPOINT_FAILED),
-        "an OpenAI-compatible endpoint refused the key (401, 403); answered another 4xx (its "
+        "an OpenAI-compatible endpoint refused the key (401, 403), or the key is not printable "
+        "ASCII (refused before any request); answered another 4xx (its "
         "status and message named), or failed past `--max-retries`",
     ),
     (

@@ -4,6 +4,7 @@ openai:MODEL`, their bounded waiting, their refusals, the vector cache and the k
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import socket
@@ -230,6 +231,39 @@ def test_401_ends_at_once_and_the_key_is_masked(server: HTTPServer, tmp_path: Pa
     assert f"answered 401: 'bad key Bearer ***': check the key in ${KEY_ENV}" in result.err
     assert len(requests(server)) == 1
     no_key_anywhere(result.out, result.err, files=(tmp_path / "vectors.db",))
+
+
+def test_a_base_urls_password_is_never_shown(server: HTTPServer, tmp_path: Path) -> None:
+    """The user and password of `http://user:password@host` are sent as Basic
+    credentials: a server that echoes them gets them masked, as the key is."""
+
+    def echo(request: Request) -> Response:
+        given = request.headers.get("Authorization", "")
+        return json_response({"error": {"message": f"bad credentials {given}"}}, 400)
+
+    serve(server, echo)
+    url = server.url_for("/v1").replace("http://", "http://alice:hunter%402@")
+    result = evaluate(
+        tmp_path, "--embedder", "openai:m", "--base-url", url, "--api-key-env", KEY_ENV
+    )
+    assert result.code == 2 and len(requests(server)) == 1
+    assert "answered 400: 'bad credentials Basic ***'" in result.err
+    encoded = base64.b64encode(b"alice:hunter@2").decode()
+    for secret in ("hunter", encoded, "alice:"):
+        assert secret not in result.err + result.out
+
+
+@pytest.mark.parametrize("key", ["sk-stub-\u00e9t\u00e9", "sk-stub\nX-Injected: 1"])
+def test_a_key_no_header_can_carry_is_refused_in_one_line(
+    server: HTTPServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str
+) -> None:
+    monkeypatch.setenv(KEY_ENV, key)
+    serve(server, embeddings)
+    result = evaluate(tmp_path, *api(server))
+    assert result.code == 2, result.err
+    assert result.err.splitlines()[-1].startswith("error: endpoint_unauthorized: ")
+    assert "Traceback" not in result.err and key not in result.err
+    assert requests(server) == []
 
 
 def test_another_4xx_ends_at_once_naming_status_and_message(

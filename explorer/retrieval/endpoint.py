@@ -11,11 +11,14 @@ An answer is read in pieces and refused past `MAX_BODY_BYTES` without reading th
 
 The key is read from the environment and sent in the `Authorization` header, nothing
 else: every sentence this module writes has it masked, and the endpoint is named by its
-host alone (a base URL's user and password are never shown).
+host alone. A base URL's user and password go as Basic credentials (in place of the key,
+as httpx sends them) and are masked too, as written and as sent. A key that a header
+cannot carry (anything but printable ASCII) is refused before any request.
 """
 
 from __future__ import annotations
 
+import base64
 import email.utils
 import json
 import math
@@ -25,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import orjson
 from pydantic import Field, field_validator
@@ -137,6 +140,13 @@ class Endpoint:
         self.options = options
         self._url = base.rstrip("/")
         self._key = environ.get(options.api_key_env, "")
+        if not all(" " <= c <= "~" for c in self._key):
+            raise ExplorerError(
+                ErrorCode.ENDPOINT_UNAUTHORIZED,
+                f"the key in ${options.api_key_env} holds characters a request header cannot "
+                "carry (only printable ASCII)",
+            )
+        self._secrets = _secrets(self._key, parts.username, parts.password)
         headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
         import httpx
 
@@ -146,8 +156,10 @@ class Endpoint:
         self.requests = 0
 
     def masked(self, text: str) -> str:
-        """`text` with the key (if any) replaced by `***`."""
-        return text.replace(self._key, MASK) if self._key else text
+        """`text` with the key and the base URL's credentials (if any) replaced by `***`."""
+        for secret in self._secrets:
+            text = text.replace(secret, MASK)
+        return text
 
     def close(self) -> None:
         self._client.close()
@@ -239,6 +251,18 @@ class Endpoint:
             return ""
         cut = words[:MAX_MESSAGE_CHARS]
         return f": {cut!r}" if len(cut) == len(words) else f": {cut + '…'!r}"
+
+
+def _secrets(key: str, username: str | None, password: str | None) -> list[str]:
+    """What a sentence must never show, longest first: the key and a base URL's user and
+    password, as written, decoded and as the Basic credentials sent for them."""
+    found = {key} if key else set()
+    if username or password:
+        user, word = unquote(username or ""), unquote(password or "")
+        basic = base64.b64encode(f"{user}:{word}".encode()).decode("ascii")
+        found |= {basic, f"{user}:{word}", f"{username or ''}:{password or ''}"}
+        found |= {secret for secret in (password, word) if secret}
+    return sorted(found, key=len, reverse=True)
 
 
 def backoff(attempt: int) -> float:
