@@ -5,10 +5,12 @@ openai:MODEL`, their bounded waiting, their refusals, the vector cache and the k
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import re
 import socket
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -286,6 +288,52 @@ def test_a_server_that_hangs_past_the_timeout(server: HTTPServer, tmp_path: Path
     assert result.code == 2
     assert "error: endpoint_failed: " in result.err and "no answer within 1 s" in result.err
     assert time.monotonic() - started < 4  # two requests of 1 s and one backoff of 0.5 s
+
+
+@pytest.fixture
+def trickler() -> Iterator[str]:
+    """A raw server that answers each request's headers one byte every 0.2 s: every read
+    is quick, the whole answer never comes (its base URL)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.2)
+    stop = threading.Event()
+
+    def trickle(connection: socket.socket) -> None:
+        with connection, contextlib.suppress(OSError):  # the client cut it
+            connection.recv(65536)
+            for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 1000:
+                if stop.wait(0.2):
+                    return
+                connection.sendall(bytes([byte]))
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                connection, _ = listener.accept()
+            except TimeoutError:
+                continue
+            threading.Thread(target=trickle, args=(connection,), daemon=True).start()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+    stop.set()
+    thread.join()
+    listener.close()
+
+
+def test_a_server_that_trickles_its_headers_is_cut_at_the_timeout(
+    trickler: str, tmp_path: Path
+) -> None:
+    """`--request-seconds` bounds the whole request, not each read."""
+    started = time.monotonic()
+    result = evaluate(
+        tmp_path, "--embedder", "openai:m", "--base-url", trickler, "--api-key-env", KEY_ENV,
+        "--request-seconds", "1", "--max-retries", "1",
+    )  # fmt: skip
+    assert result.code == 2, result.err
+    assert "error: endpoint_failed: " in result.err and "no answer within 1 s" in result.err
+    assert time.monotonic() - started < 6  # two requests of 1 s and one backoff of 0.5 s
 
 
 # --- wrong answers -------------------------------------------------------------------------

@@ -2,9 +2,9 @@
 llama.cpp's server, LM Studio, gateways): one JSON request, one bounded JSON answer.
 
 Waiting is bounded: each request has `request_seconds` (connecting, each read, and the
-whole answer), and 408, 409, 429, 5xx answers, timeouts and dropped connections are
-retried at most `max_retries` times, after an exponential backoff or the server's
-`Retry-After`, each wait at most `MAX_WAIT_SECONDS`. 401 and 403 end at once
+whole answer, headers included: `_Deadline`), and 408, 409, 429, 5xx answers, timeouts
+and dropped connections are retried at most `max_retries` times, after an exponential
+backoff or the server's `Retry-After`, each wait at most `MAX_WAIT_SECONDS`. 401 and 403 end at once
 (`endpoint_unauthorized`), any other answer but 200 too (`endpoint_failed`, with the
 status and at most 200 characters of the server's message), and so do retries used up.
 An answer is read in pieces and refused past `MAX_BODY_BYTES` without reading the rest.
@@ -19,10 +19,13 @@ cannot carry (anything but printable ASCII) is refused before any request.
 from __future__ import annotations
 
 import base64
+import contextlib
 import email.utils
 import json
 import math
 import os
+import socket
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -151,7 +154,10 @@ class Endpoint:
         import httpx
 
         self._client = httpx.Client(
-            headers=headers, timeout=options.request_seconds, follow_redirects=False
+            headers=headers,
+            timeout=options.request_seconds,
+            follow_redirects=False,
+            limits=httpx.Limits(max_keepalive_connections=0),  # one connection a request
         )
         self.requests = 0
 
@@ -205,14 +211,30 @@ class Endpoint:
 
     def _send(self, path: str, body: bytes) -> tuple[int, httpx.Headers, bytes | None]:
         """Status, headers and body (None: larger than the bound) of one request, read
-        in pieces within `request_seconds` overall."""
+        in pieces within `request_seconds` overall (`_Deadline`)."""
         import httpx
 
-        deadline = time.monotonic() + self.options.request_seconds
         self.requests += 1
+        deadline = _Deadline(self.options.request_seconds)
         request = self._client.build_request(
-            "POST", self._url + path, content=body, headers={"Content-Type": "application/json"}
+            "POST",
+            self._url + path,
+            content=body,
+            headers={"Content-Type": "application/json"},
+            extensions={"trace": deadline.trace},
         )
+        with deadline:
+            try:
+                answer = self._read(request)
+            except httpx.TransportError:
+                if deadline.passed:
+                    raise httpx.ReadTimeout("the answer took too long") from None
+                raise
+            if deadline.passed:  # the cut ended an answer that runs to the connection's end
+                raise httpx.ReadTimeout("the answer took too long")
+            return answer
+
+    def _read(self, request: httpx.Request) -> tuple[int, httpx.Headers, bytes | None]:
         response = self._client.send(request, stream=True)
         try:
             limit = MAX_BODY_BYTES if response.status_code == 200 else MAX_ERROR_BODY_BYTES
@@ -225,8 +247,6 @@ class Endpoint:
                 total += len(piece)
                 if total > limit:
                     return response.status_code, response.headers, None
-                if time.monotonic() > deadline:
-                    raise httpx.ReadTimeout("the answer took too long")
                 pieces.append(piece)
             return response.status_code, response.headers, b"".join(pieces)
         finally:
@@ -251,6 +271,46 @@ class Endpoint:
             return ""
         cut = words[:MAX_MESSAGE_CHARS]
         return f": {cut!r}" if len(cut) == len(words) else f": {cut + '…'!r}"
+
+
+class _Deadline:
+    """Cuts one request's connection when `seconds` have passed since it began. httpx
+    bounds each read, not the whole: a server that sends a byte of its headers or body
+    now and then would otherwise hold a request for hours. The request's own connection
+    (keep-alive is off, so each request opens one) is shut down from a timer thread,
+    which ends any read blocked on it."""
+
+    def __init__(self, seconds: float) -> None:
+        self.passed = False
+        self._socket: socket.socket | None = None
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._cut)
+        self._timer.daemon = True
+
+    def trace(self, event: str, info: Mapping[str, Any]) -> None:
+        """httpcore's `trace` extension: the socket, once connected."""
+        if event == "connection.connect_tcp.complete":
+            with self._lock:
+                self._socket = info["return_value"].get_extra_info("socket")
+                if self.passed:
+                    self._shut()
+
+    def _cut(self) -> None:
+        with self._lock:
+            self.passed = True
+            self._shut()
+
+    def _shut(self) -> None:
+        if self._socket is not None:
+            with contextlib.suppress(OSError):  # already closed
+                self._socket.shutdown(socket.SHUT_RDWR)
+
+    def __enter__(self) -> _Deadline:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
 
 
 def _secrets(key: str, username: str | None, password: str | None) -> list[str]:
