@@ -77,7 +77,7 @@ MEANINGS: tuple[tuple[tuple[ErrorCode, ...], str], ...] = (
     (
         (ErrorCode.CHUNK_NOT_FOUND,),
         "a chunk without offsets is not in its document from the previous chunk's start on, "
-        "exactly or ignoring whitespace (`--skip-failed` leaves it out)",
+        "exactly or ignoring whitespace and unprintable characters (`--skip-failed` leaves it out)",
     ),
     (
         (ErrorCode.TOO_MANY_CHUNKS, ErrorCode.TOO_MANY_SPAN_CHECKS),
