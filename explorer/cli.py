@@ -1211,6 +1211,12 @@ def _history_table(runs: list[RunRow], failures: list[Failure], receipts: list[R
     return "".join(lines)
 
 
+def _require_out_folder(path: Path | None) -> None:
+    """`--out` written after all the work goes into a folder that exists: refused first."""
+    if path is not None and not path.parent.is_dir():
+        raise ExplorerError(ErrorCode.IO_ERROR, f"cannot write {str(path)!r}: no such folder")
+
+
 def require_report_folder(path: Path) -> None:
     """A report goes into a folder that exists: refused before any work otherwise."""
     if not path.parent.is_dir():
@@ -1287,6 +1293,7 @@ def _diff(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """JSON to --out and, with --json, to standard output; else a summary there."""
     configs, chunk_files = _configs(args), _chunk_files(args)
     require_pair([*configs, *chunk_files])
+    _require_out_folder(args.out)
     settings = Settings(tuple(configs), chunk_files)  # the same column twice is refused
     # The exploration holds the configs' columns first; A is the column declared first.
     swap = bool(configs) and bool(chunk_files) and args.chunks_after[0] == 0
@@ -1322,6 +1329,7 @@ def _diff(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """JSON to --out (else standard output); with --sweep, the curve is printed and the
     JSON goes only to --out."""
+    _require_out_folder(args.out)
     if args.report is not None:
         require_report_folder(args.report)  # refused before any work
     k = args.k or (BUDGET_K if args.budget is not None else DEFAULT_K)

@@ -186,3 +186,16 @@ def test_a_budget_measures_the_questions_as_evaluate_does() -> None:
     }
     refused = run_cli("diff", DOCS_MANIFEST, *HEADING_220, *RECURSIVE_800, "--budget", "0")
     assert refused.code == 2 and refused.err.startswith("error: invalid_budget:")
+
+
+def test_an_out_file_in_a_missing_folder_is_refused_before_any_work(tmp_path: Path) -> None:
+    """evaluate and diff write --out after all their work: its folder is checked first
+    (here the manifest does not exist either, and is never read)."""
+    out = tmp_path / "missing" / "out.json"
+    for command in (
+        ("evaluate", tmp_path / "none.json", "--questions", QUESTIONS),
+        ("diff", tmp_path / "none.json", *HEADING_220, *RECURSIVE_800),
+    ):
+        result = run_cli(*command, "--out", out)
+        assert result.code == 2 and result.out == ""
+        assert result.err == f"error: io_error: cannot write {str(out)!r}: no such folder\n"
