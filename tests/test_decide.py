@@ -461,3 +461,24 @@ def test_the_report_is_one_offline_page_with_everything_escaped(tmp_path: Path) 
     evaluation["policies"][0]["name"] = "<img src=x onerror=alert(1)>"
     hostile = evaluation_page(evaluation)
     assert "<img" not in hostile and "&lt;img src=x onerror=alert(1)&gt;" in hostile
+
+
+def test_the_sweeps_legend_fits_inside_its_chart(tmp_path: Path) -> None:
+    """Each label of the sweep's chart ends inside the drawing (at most 7 px a character
+    at its 11 px font): 'Hit rate' and 'Precision Ω' were cut at the right edge."""
+    import re
+
+    from explorer.view.evaluation_page import sweep_chart
+
+    run = run_cli(
+        "evaluate", LIBRARY / "manifest.json", "--questions", LIBRARY / "questions.json",
+        "--sweep", "heading-aware:100:400:100", "--bootstrap", "0", "--out", tmp_path / "e.json",
+    )  # fmt: skip
+    assert run.code == 0, run.err
+    evaluation = json.loads((tmp_path / "e.json").read_text("utf-8"))
+    chart = sweep_chart(evaluation["policies"])
+    width = float(re.search(r'<svg width="([\d.]+)"', chart).group(1))  # type: ignore[union-attr]
+    labels = re.findall(r'<text x="([\d.]+)"[^>]*>([^<]*)</text>', chart)
+    assert {"Recall", "Hit rate", "Precision Ω"} <= {text for _, text in labels}
+    for x, text in labels:
+        assert float(x) + 7 * len(text) <= width, text

@@ -132,6 +132,7 @@ SWEEP_LINES: dict[Metric, str] = {
     "precision_omega": "#8250df",
 }
 CHART_WIDTH, CHART_HEIGHT, PAD = 720, 300, 40
+LEGEND_WIDTH = 100  # right of the plot: the longest label, "Precision Ω", at 11 px
 
 
 def _size(config: Mapping[str, object]) -> float:
@@ -153,7 +154,7 @@ def sweep_chart(policies: Sequence[PolicyEvaluation]) -> str:
         return round(CHART_HEIGHT - PAD - value * (CHART_HEIGHT - 2 * PAD), 2)
 
     parts = [
-        f'<svg width="{CHART_WIDTH}" height="{CHART_HEIGHT}" role="img" '
+        f'<svg width="{CHART_WIDTH + LEGEND_WIDTH}" height="{CHART_HEIGHT}" role="img" '
         'aria-label="the sweep: figures against the size">',
         f'<line x1="{PAD}" x2="{CHART_WIDTH - PAD}" y1="{y(0)}" y2="{y(0)}" stroke="#57606a"/>',
         f'<line x1="{PAD}" x2="{PAD}" y1="{y(0)}" y2="{y(1)}" stroke="#57606a"/>',
@@ -174,7 +175,7 @@ def sweep_chart(policies: Sequence[PolicyEvaluation]) -> str:
         parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>')
         parts += [f'<circle cx="{px}" cy="{py}" r="3" fill="{colour}"/>' for px, py in points]
         parts.append(
-            f'<text x="{CHART_WIDTH - PAD + 4}" y="{PAD + 14 * row}" font-size="11" '
+            f'<text x="{CHART_WIDTH - PAD + 12}" y="{PAD + 14 * row}" font-size="11" '
             f'fill="{colour}">{_text(LABELS[metric])}</text>'
         )
     for size, policy in zip(sizes, policies, strict=True):
