@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -199,3 +200,26 @@ def test_an_out_file_in_a_missing_folder_is_refused_before_any_work(tmp_path: Pa
         result = run_cli(*command, "--out", out)
         assert result.code == 2 and result.out == ""
         assert result.err == f"error: io_error: cannot write {str(out)!r}: no such folder\n"
+
+
+def test_the_summary_counts_one_document_in_the_singular(tmp_path: Path) -> None:
+    text = "# One\n\nA single document, cut two ways.\n"
+    (tmp_path / "one.md").write_text(text, encoding="utf-8")
+    (tmp_path / "manifest.json").write_text(
+        json.dumps(
+            {
+                "manifest_version": 1,
+                "documents": [
+                    {"source_id": "one", "version": "1", "path": "one.md",
+                     "sha256": hashlib.sha256(text.encode()).hexdigest()}
+                ],
+            }
+        ),
+        encoding="utf-8",
+    )  # fmt: skip
+    result = run_cli(
+        "diff", tmp_path / "manifest.json", "--policy", "fixed-char", "--max-chars", "10",
+        "--policy", "heading-aware",
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    assert "(1 document, tolerance 0)" in result.out.splitlines()[0]
