@@ -1332,6 +1332,10 @@ def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     _require_out_folder(args.out)
     if args.report is not None:
         require_report_folder(args.report)  # refused before any work
+        if args.out is not None and os.path.abspath(args.out) == os.path.abspath(args.report):
+            raise ExplorerError(
+                ErrorCode.USAGE, "--out and --report name the same file: give each its own"
+            )
     k = args.k or (BUDGET_K if args.budget is not None else DEFAULT_K)
     judging = Judging(args.budget, args.bootstrap, args.seed, args.decide_by)
     questions = parse_questions(_read(args.questions, "questions file"))

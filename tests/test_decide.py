@@ -482,3 +482,14 @@ def test_the_sweeps_legend_fits_inside_its_chart(tmp_path: Path) -> None:
     assert {"Recall", "Hit rate", "Precision Ω"} <= {text for _, text in labels}
     for x, text in labels:
         assert float(x) + 7 * len(text) <= width, text
+
+
+def test_the_report_and_the_json_cannot_be_the_same_file(tmp_path: Path) -> None:
+    """The page written second would replace the JSON: refused before any work."""
+    same = tmp_path / "run.html"
+    result = run_cli(
+        "evaluate", LIBRARY / "manifest.json", "--questions", LIBRARY / "questions.json",
+        "--out", same, "--report", tmp_path / "." / "run.html",
+    )  # fmt: skip
+    assert result.code == 2 and not same.exists()
+    assert result.err.startswith("error: usage: ") and result.err.count("\n") == 1
