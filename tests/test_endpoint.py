@@ -588,3 +588,10 @@ def test_nothing_listening_uses_up_the_retries(tmp_path: Path) -> None:
     assert result.code == 2
     assert result.err.splitlines()[-1].startswith("error: endpoint_failed: ")
     assert "failed 2 time(s) (--max-retries 1): the connection failed (ConnectError)" in result.err
+
+
+@pytest.mark.parametrize("url", ["http://[::1", "http://[::1]:99999/v1", "http://[nope]/v1"])
+def test_a_base_url_urllib_cannot_read_is_one_line(tmp_path: Path, url: str) -> None:
+    result = evaluate(tmp_path, "--embedder", "openai:m", "--base-url", url)
+    assert result.code == 2 and "Traceback" not in result.err
+    assert result.err.startswith("error: invalid_embedder: the base URL must be an http")

@@ -132,11 +132,11 @@ class Endpoint:
         environ: Mapping[str, str] = os.environ,
     ) -> None:
         base = options.base_url or environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
-        parts = urlsplit(base)
-        try:
+        try:  # urllib refuses an unclosed or unreadable [IPv6] host and a port past 65535
+            parts = urlsplit(base)
             port = parts.port
         except ValueError:
-            port = -1
+            parts, port = urlsplit(""), -1
         if parts.scheme not in ("http", "https") or not parts.hostname or port == -1:
             raise ExplorerError(code, "the base URL must be an http:// or https:// URL with a host")
         self.host = parts.hostname + (f":{port}" if port else "")
