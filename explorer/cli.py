@@ -466,7 +466,9 @@ def _seconds(value: str) -> float:
     except ValueError:
         raise argparse.ArgumentTypeError(f"{value[:40]!r} is not a number") from None
     if not 0 < seconds <= MAX_REQUEST_SECONDS:
-        raise argparse.ArgumentTypeError(f"{value[:40]!r} is not from 0 to {MAX_REQUEST_SECONDS}")
+        raise argparse.ArgumentTypeError(
+            f"{value[:40]!r} is not above 0 and at most {MAX_REQUEST_SECONDS}"
+        )
     return seconds
 
 

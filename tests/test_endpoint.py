@@ -595,3 +595,12 @@ def test_a_base_url_urllib_cannot_read_is_one_line(tmp_path: Path, url: str) -> 
     result = evaluate(tmp_path, "--embedder", "openai:m", "--base-url", url)
     assert result.code == 2 and "Traceback" not in result.err
     assert result.err.startswith("error: invalid_embedder: the base URL must be an http")
+
+
+def test_request_seconds_of_0_is_refused_in_words_that_exclude_it(tmp_path: Path) -> None:
+    endpoint = ("--embedder", "openai:m", "--base-url", "http://127.0.0.1:9/v1")
+    result = evaluate(tmp_path, *endpoint, "--request-seconds", "0")
+    assert result.err == (
+        "error: usage: argument --request-seconds: '0' is not above 0 and at most 600 "
+        "(see --help)\n"
+    )
