@@ -372,9 +372,15 @@ def _huge(request: Request) -> Response:
     return Response(pieces(), content_type="application/json")
 
 
+def _nested(request: Request) -> Response:
+    """200 KB of brackets: beyond orjson's depth, and Python's recursion in json."""
+    return Response(b"[" * 100_000 + b"]" * 100_000, content_type="application/json")
+
+
 @pytest.mark.parametrize(
     ("handler", "says"),
     [
+        (_nested, "nested too deeply"),
         (_short, "vectors for "),
         (_nan, "a NaN value"),
         (_changing, "dimensions that change (31 after 32)"),
@@ -604,3 +610,12 @@ def test_request_seconds_of_0_is_refused_in_words_that_exclude_it(tmp_path: Path
         "error: usage: argument --request-seconds: '0' is not above 0 and at most 600 "
         "(see --help)\n"
     )
+
+
+def test_a_chat_answer_nested_too_deeply_is_a_bad_answer() -> None:
+    from explorer.retrieval.drafting import _question_of
+    from explorer.retrieval.endpoint import BadAnswer
+
+    content = '{"question": ' * 100_000 + '"q"' + "}" * 100_000
+    with pytest.raises(BadAnswer, match="not JSON"):
+        _question_of({"choices": [{"message": {"content": content}}]})

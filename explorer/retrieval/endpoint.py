@@ -363,3 +363,5 @@ def _json(data: bytes | None) -> Any:
         return json.loads(data, parse_constant=_refuse_constant)
     except ValueError as error:
         raise BadAnswer(f"an answer that is not JSON ({error})") from None
+    except RecursionError:  # past orjson's 1,024 levels, as deep as Python's stack
+        raise BadAnswer("an answer nested too deeply to be the API's JSON") from None
