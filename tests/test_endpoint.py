@@ -10,6 +10,8 @@ import json
 import re
 import socket
 import sqlite3
+import ssl
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -290,16 +292,15 @@ def test_a_server_that_hangs_past_the_timeout(server: HTTPServer, tmp_path: Path
     assert time.monotonic() - started < 4  # two requests of 1 s and one backoff of 0.5 s
 
 
-@pytest.fixture
-def trickler() -> Iterator[str]:
+def trickling_server(wrap: Callable[[socket.socket], socket.socket]) -> Iterator[str]:
     """A raw server that answers each request's headers one byte every 0.2 s: every read
-    is quick, the whole answer never comes (its base URL)."""
+    is quick, the whole answer never comes (its base URL). `wrap` makes a connection TLS."""
     listener = socket.create_server(("127.0.0.1", 0))
     listener.settimeout(0.2)
     stop = threading.Event()
 
-    def trickle(connection: socket.socket) -> None:
-        with connection, contextlib.suppress(OSError):  # the client cut it
+    def trickle(raw: socket.socket) -> None:
+        with contextlib.suppress(OSError), wrap(raw) as connection:  # OSError: the client cut it
             connection.recv(65536)
             for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 1000:
                 if stop.wait(0.2):
@@ -316,19 +317,44 @@ def trickler() -> Iterator[str]:
 
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+    yield f"127.0.0.1:{listener.getsockname()[1]}/v1"
     stop.set()
     thread.join()
     listener.close()
 
 
+@pytest.fixture
+def trickler() -> Iterator[str]:
+    for place in trickling_server(lambda raw: raw):
+        yield f"http://{place}"
+
+
+@pytest.fixture
+def tls_trickler(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The trickler behind TLS, its self-signed certificate trusted through SSL_CERT_FILE."""
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
+         "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    for place in trickling_server(lambda raw: context.wrap_socket(raw, server_side=True)):
+        yield f"https://{place}"
+
+
+@pytest.mark.parametrize("served", ["trickler", "tls_trickler"])
 def test_a_server_that_trickles_its_headers_is_cut_at_the_timeout(
-    trickler: str, tmp_path: Path
+    served: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    """`--request-seconds` bounds the whole request, not each read."""
+    """`--request-seconds` bounds the whole request, not each read, over TLS too."""
+    url = request.getfixturevalue(served)
     started = time.monotonic()
     result = evaluate(
-        tmp_path, "--embedder", "openai:m", "--base-url", trickler, "--api-key-env", KEY_ENV,
+        tmp_path, "--embedder", "openai:m", "--base-url", url, "--api-key-env", KEY_ENV,
         "--request-seconds", "1", "--max-retries", "1",
     )  # fmt: skip
     assert result.code == 2, result.err

@@ -275,10 +275,12 @@ class Endpoint:
 
 class _Deadline:
     """Cuts one request's connection when `seconds` have passed since it began. httpx
-    bounds each read, not the whole: a server that sends a byte of its headers or body
-    now and then would otherwise hold a request for hours. The request's own connection
-    (keep-alive is off, so each request opens one) is shut down from a timer thread,
-    which ends any read blocked on it."""
+    bounds each read, not the whole: a server that sends a byte of its TLS handshake,
+    headers or body now and then would otherwise hold a request for hours. The request's
+    own connection (keep-alive is off, so each request opens one) is shut down from a
+    timer thread, which ends any read blocked on it. The shutdown goes through a
+    duplicate of the connected socket's descriptor, taken as it connects: it acts on the
+    connection whatever wraps the socket afterwards (TLS detaches the first object)."""
 
     def __init__(self, seconds: float) -> None:
         self.passed = False
@@ -290,8 +292,9 @@ class _Deadline:
     def trace(self, event: str, info: Mapping[str, Any]) -> None:
         """httpcore's `trace` extension: the socket, once connected."""
         if event == "connection.connect_tcp.complete":
+            connected = info["return_value"].get_extra_info("socket")
             with self._lock:
-                self._socket = info["return_value"].get_extra_info("socket")
+                self._socket = socket.fromfd(connected.fileno(), connected.family, connected.type)
                 if self.passed:
                     self._shut()
 
@@ -302,7 +305,7 @@ class _Deadline:
 
     def _shut(self) -> None:
         if self._socket is not None:
-            with contextlib.suppress(OSError):  # already closed
+            with contextlib.suppress(OSError):  # already closed by its end
                 self._socket.shutdown(socket.SHUT_RDWR)
 
     def __enter__(self) -> _Deadline:
@@ -311,6 +314,10 @@ class _Deadline:
 
     def __exit__(self, *exc: object) -> None:
         self._timer.cancel()
+        with self._lock:
+            if self._socket is not None:
+                self._socket.close()
+                self._socket = None
 
 
 def _secrets(key: str, username: str | None, password: str | None) -> list[str]:
