@@ -540,7 +540,9 @@ def _seconds(value: str) -> float:
     except ValueError:
         raise argparse.ArgumentTypeError(f"{value[:40]!r} is not a number") from None
     if not 0 < seconds <= MAX_REQUEST_SECONDS:
-        raise argparse.ArgumentTypeError(f"{value[:40]!r} is not from 0 to {MAX_REQUEST_SECONDS}")
+        raise argparse.ArgumentTypeError(
+            f"{value[:40]!r} is not above 0 and at most {MAX_REQUEST_SECONDS}"
+        )
     return seconds
 
 
@@ -1343,6 +1345,12 @@ def _history_table(runs: list[RunRow], failures: list[Failure], receipts: list[R
     return "".join(lines)
 
 
+def _require_out_folder(path: Path | None) -> None:
+    """`--out` written after all the work goes into a folder that exists: refused first."""
+    if path is not None and not path.parent.is_dir():
+        raise ExplorerError(ErrorCode.IO_ERROR, f"cannot write {str(path)!r}: no such folder")
+
+
 def require_report_folder(path: Path) -> None:
     """A report goes into a folder that exists: refused before any work otherwise."""
     if not path.parent.is_dir():
@@ -1419,10 +1427,13 @@ def _diff(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """JSON to --out and, with --json, to standard output; else a summary there."""
     configs, chunk_files = _configs(args), _chunk_files(args)
     require_pair([*configs, *chunk_files])
+    _require_out_folder(args.out)
     settings = Settings(tuple(configs), chunk_files)  # the same column twice is refused
     # The exploration holds the configs' columns first; A is the column declared first.
     swap = bool(configs) and bool(chunk_files) and args.chunks_after[0] == 0
     questions = parse_questions(_read(args.questions, "questions file")) if args.questions else None
+    if args.budget is not None and questions is None:
+        raise ExplorerError(ErrorCode.USAGE, "--budget measures questions: give --questions too")
     limits = _limits(args)
 
     def run(load: LoadResult, embed: Embed | None) -> Diff:
@@ -1451,8 +1462,13 @@ def _diff(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """JSON to --out (else standard output); with --sweep, the curve is printed and the
     JSON goes only to --out."""
+    _require_out_folder(args.out)
     if args.report is not None:
         require_report_folder(args.report)  # refused before any work
+        if args.out is not None and os.path.abspath(args.out) == os.path.abspath(args.report):
+            raise ExplorerError(
+                ErrorCode.USAGE, "--out and --report name the same file: give each its own"
+            )
     k = _depth(args)
     judging = Judging(args.budget, args.bootstrap, args.seed, args.decide_by)
     questions = parse_questions(_read(args.questions, "questions file"))

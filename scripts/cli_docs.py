@@ -77,7 +77,7 @@ MEANINGS: tuple[tuple[tuple[ErrorCode, ...], str], ...] = (
     (
         (ErrorCode.CHUNK_NOT_FOUND,),
         "a chunk without offsets is not in its document from the previous chunk's start on, "
-        "exactly or ignoring whitespace (`--skip-failed` leaves it out)",
+        "exactly or ignoring whitespace and unprintable characters (`--skip-failed` leaves it out)",
     ),
     (
         (ErrorCode.TOO_MANY_CHUNKS, ErrorCode.TOO_MANY_SPAN_CHECKS),
@@ -157,7 +157,8 @@ MEANINGS: tuple[tuple[tuple[ErrorCode, ...], str], ...] = (
     ),
     (
         (ErrorCode.ENDPOINT_UNAUTHORIZED, ErrorCode.ENDPOINT_FAILED),
-        "an OpenAI-compatible endpoint refused the key (401, 403); answered another 4xx (its "
+        "an OpenAI-compatible endpoint refused the key (401, 403), or the key is not printable "
+        "ASCII (refused before any request); answered another 4xx (its "
         "status and message named), or failed past `--max-retries`",
     ),
     (

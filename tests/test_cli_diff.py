@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -225,3 +226,64 @@ def test_the_aster_diff_is_its_golden_file(tmp_path: Path) -> None:
     assert result.code == 0, result.err
     golden = ROOT / "tests" / "golden" / "aster_diff_heading-aware_fixed-char_2.json"
     assert json.loads(out.read_text("utf-8")) == json.loads(golden.read_text("utf-8"))
+
+
+def test_a_budget_measures_the_questions_as_evaluate_does() -> None:
+    budget = ("--budget", "300t")
+    diff = run_cli(
+        "diff", DOCS_MANIFEST, *HEADING_220, *RECURSIVE_800, "--questions", QUESTIONS, *budget,
+        "--json",
+    )  # fmt: skip
+    assert diff.code == 0, diff.err
+    found = diff.json()
+    evaluation = run_cli(
+        "evaluate", DOCS_MANIFEST, *HEADING_220, *RECURSIVE_800, "--questions", QUESTIONS,
+        *budget, "--bootstrap", "0",
+    ).json()  # fmt: skip
+    assert found["budget"] == evaluation["budget"] == {"size": 300, "unit": "tokens"}
+    assert found["k"] == evaluation["k"] == 100
+    a, b = ({q["id"]: q["hit"] for q in p["questions"]} for p in evaluation["policies"])
+    assert found["hits"] == {
+        "a_only": sum(a[i] and not b[i] for i in a),
+        "b_only": sum(b[i] and not a[i] for i in a),
+        "both": sum(a[i] and b[i] for i in a),
+        "neither": sum(not (a[i] or b[i]) for i in a),
+    }
+    refused = run_cli("diff", DOCS_MANIFEST, *HEADING_220, *RECURSIVE_800, "--budget", "0")
+    assert refused.code == 2 and refused.err.startswith("error: invalid_budget:")
+
+
+def test_an_out_file_in_a_missing_folder_is_refused_before_any_work(tmp_path: Path) -> None:
+    """evaluate and diff write --out after all their work: its folder is checked first
+    (here the manifest does not exist either, and is never read)."""
+    out = tmp_path / "missing" / "out.json"
+    for command in (
+        ("evaluate", tmp_path / "none.json", "--questions", QUESTIONS),
+        ("diff", tmp_path / "none.json", *HEADING_220, *RECURSIVE_800),
+    ):
+        result = run_cli(*command, "--out", out)
+        assert result.code == 2 and result.out == ""
+        assert result.err == f"error: io_error: cannot write {str(out)!r}: no such folder\n"
+
+
+def test_the_summary_counts_one_document_in_the_singular(tmp_path: Path) -> None:
+    text = "# One\n\nA single document, cut two ways.\n"
+    (tmp_path / "one.md").write_text(text, encoding="utf-8")
+    (tmp_path / "manifest.json").write_text(
+        json.dumps(
+            {
+                "manifest_version": 1,
+                "documents": [
+                    {"source_id": "one", "version": "1", "path": "one.md",
+                     "sha256": hashlib.sha256(text.encode()).hexdigest()}
+                ],
+            }
+        ),
+        encoding="utf-8",
+    )  # fmt: skip
+    result = run_cli(
+        "diff", tmp_path / "manifest.json", "--policy", "fixed-char", "--max-chars", "10",
+        "--policy", "heading-aware",
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    assert "(1 document, tolerance 0)" in result.out.splitlines()[0]

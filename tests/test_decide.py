@@ -497,3 +497,35 @@ def test_a_kept_index_ranking_one_question_at_a_time_gives_evaluate_s_figures() 
     for count in range(1, len(placed) + 1):  # as a person adds them, one by one
         got = measure_column(chunks, placed[:count], lambda: index, figures, 100, budget, measured)
     assert got == expected and len(measured) == len(placed)
+
+
+def test_the_sweeps_legend_fits_inside_its_chart(tmp_path: Path) -> None:
+    """Each label of the sweep's chart ends inside the drawing (at most 7 px a character
+    at its 11 px font): 'Hit rate' and 'Precision Ω' were cut at the right edge."""
+    import re
+
+    from explorer.view.evaluation_page import sweep_chart
+
+    run = run_cli(
+        "evaluate", LIBRARY / "manifest.json", "--questions", LIBRARY / "questions.json",
+        "--sweep", "heading-aware:100:400:100", "--bootstrap", "0", "--out", tmp_path / "e.json",
+    )  # fmt: skip
+    assert run.code == 0, run.err
+    evaluation = json.loads((tmp_path / "e.json").read_text("utf-8"))
+    chart = sweep_chart(evaluation["policies"])
+    width = float(re.search(r'<svg width="([\d.]+)"', chart).group(1))  # type: ignore[union-attr]
+    labels = re.findall(r'<text x="([\d.]+)"[^>]*>([^<]*)</text>', chart)
+    assert {"Recall", "Hit rate", "Precision Ω"} <= {text for _, text in labels}
+    for x, text in labels:
+        assert float(x) + 7 * len(text) <= width, text
+
+
+def test_the_report_and_the_json_cannot_be_the_same_file(tmp_path: Path) -> None:
+    """The page written second would replace the JSON: refused before any work."""
+    same = tmp_path / "run.html"
+    result = run_cli(
+        "evaluate", LIBRARY / "manifest.json", "--questions", LIBRARY / "questions.json",
+        "--out", same, "--report", tmp_path / "." / "run.html",
+    )  # fmt: skip
+    assert result.code == 2 and not same.exists()
+    assert result.err.startswith("error: usage: ") and result.err.count("\n") == 1

@@ -5,12 +5,17 @@ openai:MODEL`, their bounded waiting, their refusals, the vector cache and the k
 from __future__ import annotations
 
 import ast
+import base64
+import contextlib
 import email.utils
 import functools
 import json
 import re
 import socket
 import sqlite3
+import ssl
+import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -248,6 +253,39 @@ def test_401_ends_at_once_and_the_key_is_masked(server: HTTPServer, tmp_path: Pa
     no_key_anywhere(result.out, result.err, files=(tmp_path / "vectors.db",))
 
 
+def test_a_base_urls_password_is_never_shown(server: HTTPServer, tmp_path: Path) -> None:
+    """The user and password of `http://user:password@host` are sent as Basic
+    credentials: a server that echoes them gets them masked, as the key is."""
+
+    def echo(request: Request) -> Response:
+        given = request.headers.get("Authorization", "")
+        return json_response({"error": {"message": f"bad credentials {given}"}}, 400)
+
+    serve(server, echo)
+    url = server.url_for("/v1").replace("http://", "http://alice:hunter%402@")
+    result = evaluate(
+        tmp_path, "--embedder", "openai:m", "--base-url", url, "--api-key-env", KEY_ENV
+    )
+    assert result.code == 2 and len(requests(server)) == 1
+    assert "answered 400: 'bad credentials Basic ***'" in result.err
+    encoded = base64.b64encode(b"alice:hunter@2").decode()
+    for secret in ("hunter", encoded, "alice:"):
+        assert secret not in result.err + result.out
+
+
+@pytest.mark.parametrize("key", ["sk-stub-\u00e9t\u00e9", "sk-stub\nX-Injected: 1"])
+def test_a_key_no_header_can_carry_is_refused_in_one_line(
+    server: HTTPServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str
+) -> None:
+    monkeypatch.setenv(KEY_ENV, key)
+    serve(server, embeddings)
+    result = evaluate(tmp_path, *api(server))
+    assert result.code == 2, result.err
+    assert result.err.splitlines()[-1].startswith("error: endpoint_unauthorized: ")
+    assert "Traceback" not in result.err and key not in result.err
+    assert requests(server) == []
+
+
 def test_another_4xx_ends_at_once_naming_status_and_message(
     server: HTTPServer, tmp_path: Path
 ) -> None:
@@ -268,6 +306,76 @@ def test_a_server_that_hangs_past_the_timeout(server: HTTPServer, tmp_path: Path
     assert result.code == 2
     assert "error: endpoint_failed: " in result.err and "no answer within 1 s" in result.err
     assert time.monotonic() - started < 4  # two requests of 1 s and one backoff of 0.5 s
+
+
+def trickling_server(wrap: Callable[[socket.socket], socket.socket]) -> Iterator[str]:
+    """A raw server that answers each request's headers one byte every 0.2 s: every read
+    is quick, the whole answer never comes (its base URL). `wrap` makes a connection TLS."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.2)
+    stop = threading.Event()
+
+    def trickle(raw: socket.socket) -> None:
+        with contextlib.suppress(OSError), wrap(raw) as connection:  # OSError: the client cut it
+            connection.recv(65536)
+            for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 1000:
+                if stop.wait(0.2):
+                    return
+                connection.sendall(bytes([byte]))
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                connection, _ = listener.accept()
+            except TimeoutError:
+                continue
+            threading.Thread(target=trickle, args=(connection,), daemon=True).start()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield f"127.0.0.1:{listener.getsockname()[1]}/v1"
+    stop.set()
+    thread.join()
+    listener.close()
+
+
+@pytest.fixture
+def trickler() -> Iterator[str]:
+    for place in trickling_server(lambda raw: raw):
+        yield f"http://{place}"
+
+
+@pytest.fixture
+def tls_trickler(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The trickler behind TLS, its self-signed certificate trusted through SSL_CERT_FILE."""
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
+         "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    for place in trickling_server(lambda raw: context.wrap_socket(raw, server_side=True)):
+        yield f"https://{place}"
+
+
+@pytest.mark.parametrize("served", ["trickler", "tls_trickler"])
+def test_a_server_that_trickles_its_headers_is_cut_at_the_timeout(
+    served: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """`--request-seconds` bounds the whole request, not each read, over TLS too."""
+    url = request.getfixturevalue(served)
+    started = time.monotonic()
+    result = evaluate(
+        tmp_path, "--embedder", "openai:m", "--base-url", url, "--api-key-env", KEY_ENV,
+        "--request-seconds", "1", "--max-retries", "1",
+    )  # fmt: skip
+    assert result.code == 2, result.err
+    assert "error: endpoint_failed: " in result.err and "no answer within 1 s" in result.err
+    assert time.monotonic() - started < 6  # two requests of 1 s and one backoff of 0.5 s
 
 
 # --- wrong answers -------------------------------------------------------------------------
@@ -306,9 +414,15 @@ def _huge(request: Request) -> Response:
     return Response(pieces(), content_type="application/json")
 
 
+def _nested(request: Request) -> Response:
+    """200 KB of brackets: beyond orjson's depth, and Python's recursion in json."""
+    return Response(b"[" * 100_000 + b"]" * 100_000, content_type="application/json")
+
+
 @pytest.mark.parametrize(
     ("handler", "says"),
     [
+        (_nested, "nested too deeply"),
         (_short, "vectors for "),
         (_nan, "a NaN value"),
         (_changing, "dimensions that change (31 after 32)"),
@@ -604,3 +718,28 @@ def _changing_all(request: Request) -> Response:
     for item in body["data"]:
         item["embedding"].pop()
     return json_response(body)
+
+
+@pytest.mark.parametrize("url", ["http://[::1", "http://[::1]:99999/v1", "http://[nope]/v1"])
+def test_a_base_url_urllib_cannot_read_is_one_line(tmp_path: Path, url: str) -> None:
+    result = evaluate(tmp_path, "--embedder", "openai:m", "--base-url", url)
+    assert result.code == 2 and "Traceback" not in result.err
+    assert result.err.startswith("error: invalid_embedder: the base URL must be an http")
+
+
+def test_request_seconds_of_0_is_refused_in_words_that_exclude_it(tmp_path: Path) -> None:
+    endpoint = ("--embedder", "openai:m", "--base-url", "http://127.0.0.1:9/v1")
+    result = evaluate(tmp_path, *endpoint, "--request-seconds", "0")
+    assert result.err == (
+        "error: usage: argument --request-seconds: '0' is not above 0 and at most 600 "
+        "(see --help)\n"
+    )
+
+
+def test_a_chat_answer_nested_too_deeply_is_a_bad_answer() -> None:
+    from explorer.retrieval.drafting import _question_of
+    from explorer.retrieval.endpoint import BadAnswer
+
+    content = '{"question": ' * 100_000 + '"q"' + "}" * 100_000
+    with pytest.raises(BadAnswer, match="not JSON"):
+        _question_of({"choices": [{"message": {"content": content}}]})

@@ -157,6 +157,36 @@ def test_langchain_markdown_is_the_header_splitter_then_the_recursive_one() -> N
     assert [piece.split() for piece, _ in got] == [piece.split() for piece in want]
 
 
+def test_langchain_markdown_is_placed_where_it_dropped_unprintable_characters() -> None:
+    """LangChain's header splitter keeps only `str.isprintable` characters of a line: a
+    zero-width joiner inside an emoji (as in FastAPI's async.md), a soft hyphen or a
+    byte-order mark is gone from its chunks, which are placed ignoring them."""
+    text = (
+        "# Burgers\n\nThe cook \U0001f468\u200d\U0001f373 is busy.\n\n"
+        "## Wait\n\nA co\u00adoperative \ufeffline, then the cook \U0001f468\u200d\U0001f373 "
+        "comes back with your burgers after a long time.\n"
+    )
+    headers = [("#", "Header 1"), ("##", "Header 2"), ("###", "Header 3")]
+    sections = MarkdownHeaderTextSplitter(headers_to_split_on=headers).split_text(text)
+    want = [
+        d.page_content
+        for d in RecursiveCharacterTextSplitter(chunk_size=40, chunk_overlap=0).split_documents(
+            sections
+        )
+    ]
+    assert "\u200d" not in "".join(want)  # the library dropped them
+    document = document_record(
+        {"source_id": "d", "version": "1", "path": "d.md", "sha256": "0" * 64}, text
+    )
+    chunks = build_index([document], make_config("langchain-markdown", 40))["chunks"]
+    assert len(chunks) == len(want)
+    visible = [
+        "".join(c for c in text[c["start"] : c["end"]] if c.isprintable() and not c.isspace())
+        for c in chunks
+    ]
+    assert visible == ["".join(piece.split()) for piece in want]
+
+
 def test_the_config_records_the_library_its_version_and_every_parameter() -> None:
     config = make_config(
         "langchain-recursive", 300, overlap=30, parameters={"separators": ["\n\n", "\n"]}

@@ -1,5 +1,6 @@
 """Placing chunks in their document (docs/contract.md §5c): at their offsets, checked,
-or located in order, exactly first, then ignoring whitespace (chunkers strip and join).
+or located in order, exactly first, then ignoring whitespace (chunkers strip and join) and
+unprintable characters (LangChain's Markdown splitter drops them).
 Imported chunk files and the libraries behind live columns both place chunks here."""
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ class Entry(NamedTuple):
 
 class Placed(NamedTuple):
     span: Span
-    loose: bool = False  # located ignoring whitespace
+    loose: bool = False  # located ignoring whitespace and unprintable characters
     converted: bool = False  # offsets taken before CRLF normalization, converted
 
 
@@ -112,13 +113,14 @@ class Document:
         return _Runs(self.text)
 
     def locate(self, entry: Entry, origin: int) -> Placed:
-        """The chunk's first place from `origin` on: exactly, else ignoring whitespace.
+        """The chunk's first place from `origin` on: exactly, else ignoring whitespace and
+        unprintable characters (`visible_runs`).
         Its first place without whitespace is found first (`str.find` on the text without
         whitespace, stopping there); an exact copy is then looked for up to twice as far
         (at least `EXACT_REACH` characters further), so a search costs about the distance
         it covers, and the chunks of a file in order scan their document about once."""
         text = normalize_newlines(entry.text)
-        bare = "".join(_NON_BLANK.findall(text))
+        bare = "".join(run for _, run in visible_runs(text))
         if not bare:  # only whitespace: exactly or not at all
             at = self.text.find(text, origin)
             if at >= 0:
@@ -143,11 +145,33 @@ class Document:
         raise ExplorerError(
             ErrorCode.CHUNK_NOT_FOUND,
             f"{self.where(entry)} is not in the document from offset {origin} on, exactly "
-            "or ignoring whitespace",
+            "or ignoring whitespace and unprintable characters",
         )
 
 
 _NON_BLANK = re.compile(r"\S+")
+
+
+def visible_runs(text: str) -> Iterator[tuple[int, str]]:
+    """Where each run of visible characters starts, and the run: characters that are
+    neither white space nor unprintable (`str.isprintable`: a zero-width joiner, a soft
+    hyphen, a byte-order mark…), which LangChain's Markdown splitter drops from its lines."""
+    for match in _NON_BLANK.finditer(text):
+        run = match.group()
+        if run.isprintable():
+            yield match.start(), run
+            continue
+        begin = None
+        for at, character in enumerate(run):
+            if character.isprintable():
+                begin = at if begin is None else begin
+            elif begin is not None:
+                yield match.start() + begin, run[begin:at]
+                begin = None
+        if begin is not None:
+            yield match.start() + begin, run[begin:]
+
+
 # How far past its first loose place an exact copy of a chunk is still preferred.
 EXACT_REACH = 16 * 1024
 # What the searches that find nothing may read of one document in all, a second or so: a
@@ -213,19 +237,20 @@ _BASE = 0x9E3779B97F4A7C15  # odd: a multiplier that loses no bit
 
 
 class _Runs:
-    """A text without its whitespace (`bare`), and where each of its non-blank runs
-    starts in the text and in `bare` (a last entry past the end), to map back; once a
-    search has failed, the pieces `bare` holds, so that further failures cost no pass."""
+    """A text without its whitespace and unprintable characters (`bare`), and where each
+    of its visible runs starts in the text and in `bare` (a last entry past the end), to
+    map back; once a search has failed, the pieces `bare` holds, so that further failures
+    cost no pass."""
 
     def __init__(self, text: str) -> None:
-        runs = list(_NON_BLANK.finditer(text))
+        runs = list(visible_runs(text))
         self.offsets = array("q", [0])  # one per run, then len(bare)
         total = 0
-        for run in runs:
-            total += run.end() - run.start()
+        for _, run in runs:
+            total += len(run)
             self.offsets.append(total)
-        self.starts = array("q", (run.start() for run in runs))  # one per run
-        self.bare = "".join(run.group() for run in runs)
+        self.starts = array("q", (start for start, _ in runs))  # one per run
+        self.bare = "".join(run for _, run in runs)
         self._grams: _Grams | None = None  # made at the first failure
 
     def _position(self, index: int) -> int:

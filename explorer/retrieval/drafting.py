@@ -237,7 +237,7 @@ def _question_of(answer: object) -> str:
     body = content[content.find("{") : content.rfind("}") + 1]  # inside a code fence too
     try:
         parsed = json.loads(body) if body else None
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past Python's stack
         parsed = None
     question = parsed.get("question") if isinstance(parsed, dict) else None
     if not isinstance(question, str):

@@ -2,30 +2,36 @@
 llama.cpp's server, LM Studio, gateways): one JSON request, one bounded JSON answer.
 
 Waiting is bounded: each request has `request_seconds` (connecting, each read, and the
-whole answer), and 408, 409, 429, 5xx answers, timeouts and dropped connections are
-retried at most `max_retries` times, after an exponential backoff or the server's
-`Retry-After`, each wait at most `MAX_WAIT_SECONDS`. 401 and 403 end at once
+whole answer, headers included: `_Deadline`), and 408, 409, 429, 5xx answers, timeouts
+and dropped connections are retried at most `max_retries` times, after an exponential
+backoff or the server's `Retry-After`, each wait at most `MAX_WAIT_SECONDS`. 401 and 403 end at once
 (`endpoint_unauthorized`), any other answer but 200 too (`endpoint_failed`, with the
 status and at most 200 characters of the server's message), and so do retries used up.
 An answer is read in pieces and refused past `MAX_BODY_BYTES` without reading the rest.
 
 The key is read from the environment and sent in the `Authorization` header, nothing
 else: every sentence this module writes has it masked, and the endpoint is named by its
-host alone (a base URL's user and password are never shown).
+host alone. A base URL's user and password go as Basic credentials (in place of the key,
+as httpx sends them) and are masked too, as written and as sent. A key that a header
+cannot carry (anything but printable ASCII) is refused before any request.
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import email.utils
 import json
 import math
 import os
+import socket
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import orjson
 from pydantic import Field, field_validator
@@ -128,28 +134,40 @@ class Endpoint:
         environ: Mapping[str, str] = os.environ,
     ) -> None:
         base = options.base_url or environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
-        parts = urlsplit(base)
-        try:
+        try:  # urllib refuses an unclosed or unreadable [IPv6] host and a port past 65535
+            parts = urlsplit(base)
             port = parts.port
         except ValueError:
-            port = -1
+            parts, port = urlsplit(""), -1
         if parts.scheme not in ("http", "https") or not parts.hostname or port == -1:
             raise ExplorerError(code, "the base URL must be an http:// or https:// URL with a host")
         self.host = parts.hostname + (f":{port}" if port else "")
         self.options = options
         self._url = base.rstrip("/")
         self._key = environ.get(options.api_key_env, "")
+        if not all(" " <= c <= "~" for c in self._key):
+            raise ExplorerError(
+                ErrorCode.ENDPOINT_UNAUTHORIZED,
+                f"the key in ${options.api_key_env} holds characters a request header cannot "
+                "carry (only printable ASCII)",
+            )
+        self._secrets = _secrets(self._key, parts.username, parts.password)
         headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
         import httpx
 
         self._client = httpx.Client(
-            headers=headers, timeout=options.request_seconds, follow_redirects=False
+            headers=headers,
+            timeout=options.request_seconds,
+            follow_redirects=False,
+            limits=httpx.Limits(max_keepalive_connections=0),  # one connection a request
         )
         self.requests = 0
 
     def masked(self, text: str) -> str:
-        """`text` with the key (if any) replaced by `***`."""
-        return text.replace(self._key, MASK) if self._key else text
+        """`text` with the key and the base URL's credentials (if any) replaced by `***`."""
+        for secret in self._secrets:
+            text = text.replace(secret, MASK)
+        return text
 
     def close(self) -> None:
         self._client.close()
@@ -198,14 +216,30 @@ class Endpoint:
 
     def _send(self, path: str, body: bytes) -> tuple[int, httpx.Headers, bytearray | None]:
         """Status, headers and body (None: larger than the bound) of one request, read
-        in pieces within `request_seconds` overall."""
+        in pieces within `request_seconds` overall (`_Deadline`)."""
         import httpx
 
-        deadline = time.monotonic() + self.options.request_seconds
         self.requests += 1
+        deadline = _Deadline(self.options.request_seconds)
         request = self._client.build_request(
-            "POST", self._url + path, content=body, headers={"Content-Type": "application/json"}
+            "POST",
+            self._url + path,
+            content=body,
+            headers={"Content-Type": "application/json"},
+            extensions={"trace": deadline.trace},
         )
+        with deadline:
+            try:
+                answer = self._read(request)
+            except httpx.TransportError:
+                if deadline.passed:
+                    raise httpx.ReadTimeout("the answer took too long") from None
+                raise
+            if deadline.passed:  # the cut ended an answer that runs to the connection's end
+                raise httpx.ReadTimeout("the answer took too long")
+            return answer
+
+    def _read(self, request: httpx.Request) -> tuple[int, httpx.Headers, bytearray | None]:
         response = self._client.send(request, stream=True)
         try:
             limit = MAX_BODY_BYTES if response.status_code == 200 else MAX_ERROR_BODY_BYTES
@@ -216,8 +250,6 @@ class Endpoint:
             for piece in response.iter_bytes():
                 if len(answer) + len(piece) > limit:
                     return response.status_code, response.headers, None
-                if time.monotonic() > deadline:
-                    raise httpx.ReadTimeout("the answer took too long")
                 answer += piece
             return response.status_code, response.headers, answer
         finally:
@@ -242,6 +274,65 @@ class Endpoint:
             return ""
         cut = words[:MAX_MESSAGE_CHARS]
         return f": {cut!r}" if len(cut) == len(words) else f": {cut + '…'!r}"
+
+
+class _Deadline:
+    """Cuts one request's connection when `seconds` have passed since it began. httpx
+    bounds each read, not the whole: a server that sends a byte of its TLS handshake,
+    headers or body now and then would otherwise hold a request for hours. The request's
+    own connection (keep-alive is off, so each request opens one) is shut down from a
+    timer thread, which ends any read blocked on it. The shutdown goes through a
+    duplicate of the connected socket's descriptor, taken as it connects: it acts on the
+    connection whatever wraps the socket afterwards (TLS detaches the first object)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.passed = False
+        self._socket: socket.socket | None = None
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._cut)
+        self._timer.daemon = True
+
+    def trace(self, event: str, info: Mapping[str, Any]) -> None:
+        """httpcore's `trace` extension: the socket, once connected."""
+        if event == "connection.connect_tcp.complete":
+            connected = info["return_value"].get_extra_info("socket")
+            with self._lock:
+                self._socket = socket.fromfd(connected.fileno(), connected.family, connected.type)
+                if self.passed:
+                    self._shut()
+
+    def _cut(self) -> None:
+        with self._lock:
+            self.passed = True
+            self._shut()
+
+    def _shut(self) -> None:
+        if self._socket is not None:
+            with contextlib.suppress(OSError):  # already closed by its end
+                self._socket.shutdown(socket.SHUT_RDWR)
+
+    def __enter__(self) -> _Deadline:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+        with self._lock:
+            if self._socket is not None:
+                self._socket.close()
+                self._socket = None
+
+
+def _secrets(key: str, username: str | None, password: str | None) -> list[str]:
+    """What a sentence must never show, longest first: the key and a base URL's user and
+    password, as written, decoded and as the Basic credentials sent for them."""
+    found = {key} if key else set()
+    if username or password:
+        user, word = unquote(username or ""), unquote(password or "")
+        basic = base64.b64encode(f"{user}:{word}".encode()).decode("ascii")
+        found |= {basic, f"{user}:{word}", f"{username or ''}:{password or ''}"}
+        found |= {secret for secret in (password, word) if secret}
+    return sorted(found, key=len, reverse=True)
 
 
 def backoff(attempt: int) -> float:
@@ -282,3 +373,5 @@ def _json(data: bytearray | None) -> Any:
         return json.loads(data, parse_constant=_refuse_constant)
     except ValueError as error:
         raise BadAnswer(f"an answer that is not JSON ({error})") from None
+    except RecursionError:  # past orjson's 1,024 levels, as deep as Python's stack
+        raise BadAnswer("an answer nested too deeply to be the API's JSON") from None

@@ -233,8 +233,9 @@ def summary_text(diff: Diff) -> str:
     """`diff` without --json: a few lines a person reads."""
     s = diff["summary"]
     a, b = diff["a"], diff["b"]
+    count = len(diff["documents"])
     lines = [
-        f"A {a['name']}  vs  B {b['name']}  ({len(diff['documents'])} documents, "
+        f"A {a['name']}  vs  B {b['name']}  ({count:,} document{'' if count == 1 else 's'}, "
         f"tolerance {diff['tolerance']})",
         f"boundaries: shared {s['shared']:,}, only A {s['only_a_count']:,}, "
         f"only B {s['only_b_count']:,}",
