@@ -22,6 +22,8 @@ IDLE = (
     '[data-testid="stApp"][data-test-script-state="notRunning"]'
     '[data-test-connection-state="CONNECTED"]'
 )
+# The columns' views: the diff view under them (`cbx-dv`) is a view of two columns.
+COLUMN_VIEWS = ".cbx-view:not(.cbx-dv)"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

@@ -15,7 +15,7 @@ from playwright.sync_api import Browser, Dialog, Page, expect, sync_playwright
 from pydantic import TypeAdapter
 
 from explorer.checking.report import Report
-from tests.appserver import CHROMIUM_ARGS, IDLE, chromium_path, running_app
+from tests.appserver import CHROMIUM_ARGS, COLUMN_VIEWS, IDLE, chromium_path, running_app
 from tests.conftest import FIXTURE, MANIFEST, ROOT, golden_index, run_module
 
 HEADING_AWARE = "[data-policy='heading-aware']"
@@ -291,7 +291,7 @@ def test_every_view_draws_exactly_the_document(page: Page) -> None:
     """What each view holds, as the browser has it after Streamlit and DOMPurify, is the
     document character for character: whitespace-only lines, tabs, CJK and emoji."""
     paste(page, FAITHFUL)
-    views = page.locator(".cbx-view .cbx-doc")
+    views = page.locator(f"{COLUMN_VIEWS} .cbx-doc")
     expect(views).to_have_count(3)
     for position in range(3):
         view = views.nth(position)
@@ -442,7 +442,7 @@ def test_at_900_px_the_views_stack_and_no_control_or_table_is_clipped(
     expect(page.locator(HEADING_AWARE)).to_be_visible(timeout=30_000)
     sidebar = page.get_by_test_id("stSidebar").bounding_box()
     assert sidebar is not None and sidebar["width"] <= 230
-    boxes = [v.bounding_box() for v in page.locator(".cbx-view").all()]
+    boxes = [v.bounding_box() for v in page.locator(COLUMN_VIEWS).all()]
     assert len(boxes) == 3 and all(b is not None and b["width"] > 500 for b in boxes)
     assert len({round(b["x"]) for b in boxes if b}) == 1  # one above the other
     visible = page.locator("[data-testid='stDownloadButton'] button:visible")

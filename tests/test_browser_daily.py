@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from playwright.sync_api import FilePayload, Page, expect
 
+from tests.appserver import COLUMN_VIEWS
 from tests.test_browser import app_url, browser, page, wait_idle
 
 __all__ = ["app_url", "browser", "page"]  # the fixtures, shared with test_browser
@@ -19,7 +20,7 @@ CHIP = FilePayload(
 def open_at(page: Page, url: str, width: int, query: str = "") -> None:
     page.set_viewport_size({"width": width, "height": 1000})
     page.goto(f"{url}/{query}")
-    expect(page.locator(".cbx-view").first).to_be_visible(timeout=60_000)
+    expect(page.locator(COLUMN_VIEWS).first).to_be_visible(timeout=60_000)
     wait_idle(page)
 
 
@@ -41,9 +42,9 @@ def test_a_click_on_a_chunk_opens_it_in_the_detail(page: Page, app_url: str) -> 
 
 def test_five_columns_keep_a_readable_width_and_whole_names(page: Page, app_url: str) -> None:
     open_at(page, app_url, 1680, FIVE)
-    expect(page.locator(".cbx-view")).to_have_count(5, timeout=60_000)
+    expect(page.locator(COLUMN_VIEWS)).to_have_count(5, timeout=60_000)
     widths = [
-        box["width"] for box in (v.bounding_box() for v in page.locator(".cbx-view").all()) if box
+        box["width"] for box in (v.bounding_box() for v in page.locator(COLUMN_VIEWS).all()) if box
     ]
     assert len(widths) == 5 and min(widths) >= 330, widths
     # None is cut or hidden: the views that do not fit in a row go on to the next one.
@@ -51,7 +52,7 @@ def test_five_columns_keep_a_readable_width_and_whole_names(page: Page, app_url:
     assert row.evaluate("r => r.scrollWidth <= r.clientWidth + 1")
     main = page.locator("[data-testid='stMainBlockContainer']").bounding_box()
     assert main is not None
-    for view in page.locator(".cbx-view").all():
+    for view in page.locator(COLUMN_VIEWS).all():
         box = view.bounding_box()
         assert (
             box and main["x"] <= box["x"] and box["x"] + box["width"] <= main["x"] + main["width"]
@@ -59,7 +60,7 @@ def test_five_columns_keep_a_readable_width_and_whole_names(page: Page, app_url:
     for name in page.locator(".cbx-name").all():  # whole: no cut, no ellipsis
         assert name.evaluate("n => n.scrollWidth <= n.clientWidth + 1")
     # The steps of one view stay inside it.
-    for view in page.locator(".cbx-view").all():
+    for view in page.locator(COLUMN_VIEWS).all():
         box, steps = view.bounding_box(), view.locator(".cbx-steps").bounding_box()
         assert box and steps and steps["x"] + steps["width"] <= box["x"] + box["width"] + 1
 
@@ -80,7 +81,7 @@ def test_a_step_that_cannot_scroll_marks_the_chunk_it_reached(page: Page) -> Non
 
 
 def test_a_rerun_shows_a_notice_in_view(page: Page) -> None:
-    expect(page.locator(".cbx-view").first).to_be_visible(timeout=30_000)
+    expect(page.locator(COLUMN_VIEWS).first).to_be_visible(timeout=30_000)
     wait_idle(page)
     notice = """() => {
       const app = document.querySelector('[data-testid=stApp]');
@@ -125,7 +126,7 @@ SELECT = """quote => {
 
 
 def test_text_selected_in_a_view_becomes_a_span(page: Page) -> None:
-    expect(page.locator(".cbx-view").first).to_be_visible(timeout=30_000)
+    expect(page.locator(COLUMN_VIEWS).first).to_be_visible(timeout=30_000)
     wait_idle(page)
     page.wait_for_function("() => window.cbxNav && window.cbxNav.send")
     page.evaluate(SELECT, "This operation refuses an existing path.")
@@ -138,7 +139,7 @@ def test_text_selected_in_a_view_becomes_a_span(page: Page) -> None:
 
 def test_at_900_px_the_scoreboard_fits_its_place(page: Page, app_url: str) -> None:
     open_at(page, app_url, 900, FIVE)
-    expect(page.locator(".cbx-view")).to_have_count(5, timeout=60_000)
+    expect(page.locator(COLUMN_VIEWS)).to_have_count(5, timeout=60_000)
     board = page.locator("[data-testid='stTable']", has_text="Checks kept").first
     place = board.bounding_box()
     table = board.locator("table").bounding_box()
