@@ -384,8 +384,15 @@ def _question_options(sub: argparse.ArgumentParser, required: bool, embedder_hel
     sub.add_argument(
         "--k",
         type=partial(_positive, maximum=MAX_K),
-        help=f"chunks retrieved per question (default {DEFAULT_K}; {BUDGET_K} with evaluate's "
-        "--budget, which then keeps those that fit)",
+        help=f"chunks retrieved per question (default {DEFAULT_K}; {BUDGET_K} with --budget, "
+        "which then keeps those that fit)",
+    )
+    sub.add_argument(
+        "--budget",
+        type=parse_budget,
+        metavar="N|Nt",
+        help="each question keeps its best chunks while their sizes add up to at most N "
+        "characters (Nt: cl100k_base tokens); the first is always kept",
     )
     sub.add_argument("--retriever", choices=RETRIEVERS, default="bm25")
     sub.add_argument(
@@ -402,6 +409,13 @@ def _question_options(sub: argparse.ArgumentParser, required: bool, embedder_hel
         help=f"vectors kept by (embedder, text SHA-256) for the next run (default: "
         f"{DEFAULT_VECTOR_CACHE} in the working directory; 'none' keeps none)",
     )
+
+
+def _depth(args: argparse.Namespace) -> int:
+    """The chunks retrieved per question: --k, else `BUDGET_K` with --budget, else
+    `DEFAULT_K`."""
+    k: int = args.k or (BUDGET_K if args.budget is not None else DEFAULT_K)
+    return k
 
 
 def _configs(args: argparse.Namespace) -> list[ChunkConfig]:
@@ -763,13 +777,6 @@ def _parser() -> argparse.ArgumentParser:
     )
     _question_options(measure, required=True, embedder_help=embedder_help)
     _column_options(measure, repeatable=True, embedder=False)
-    measure.add_argument(
-        "--budget",
-        type=parse_budget,
-        metavar="N|Nt",
-        help="each question keeps its best chunks while their sizes add up to at most N "
-        "characters (Nt: cl100k_base tokens); the first is always kept",
-    )
     measure.add_argument(
         "--bootstrap",
         type=_resamples,
@@ -1406,7 +1413,7 @@ def _diff(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         a, b = (second, first) if swap else (first, second)
         measured = None
         if questions is not None:
-            measured = Measured(questions, args.retriever, args.k or DEFAULT_K, embed)
+            measured = Measured(questions, args.retriever, _depth(args), embed, args.budget)
         return diff_columns(exploration, a, b, args.tolerance, measured, limits)
 
     if questions is None:
@@ -1426,7 +1433,7 @@ def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     JSON goes only to --out."""
     if args.report is not None:
         require_report_folder(args.report)  # refused before any work
-    k = args.k or (BUDGET_K if args.budget is not None else DEFAULT_K)
+    k = _depth(args)
     judging = Judging(args.budget, args.bootstrap, args.seed, args.decide_by)
     questions = parse_questions(_read(args.questions, "questions file"))
     chunk_files = _chunk_files(args)

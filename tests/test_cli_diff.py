@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from explorer.errors import ErrorCode, ExplorerError
+from explorer.retrieval.flips import Measured, diff_columns
+from explorer.retrieval.questions import parse_questions
 from tests.conftest import MANIFEST, ROOT, run_cli
+from tests.test_diff_app import fixture_exploration
 
 DOCS = ROOT / "fixtures" / "markdown-docs"
 DOCS_MANIFEST = DOCS / "manifest.json"
@@ -94,23 +101,38 @@ def test_refusals_are_one_line_with_a_stable_code(tmp_path: Path) -> None:
     assert "below 0" in negative.err
 
 
-def test_questions_that_flip_are_evaluates_hits() -> None:
-    diff = run_cli(
-        "diff", DOCS_MANIFEST, *HEADING_220, *RECURSIVE_800, "--questions", QUESTIONS, "--json"
-    )
+Results = dict[str, dict[str, Any]]
+
+
+def diff_and_evaluation(*measuring: str) -> tuple[dict[str, Any], Results, Results]:
+    """`diff --json` and `evaluate` of heading-aware 220 (A) against langchain-recursive
+    800 (B) measured alike (`measuring`), and evaluate's questions of A and of B by id."""
+    columns = (DOCS_MANIFEST, *HEADING_220, *RECURSIVE_800, "--questions", QUESTIONS)
+    diff = run_cli("diff", *columns, *measuring, "--json")
     assert diff.code == 0, diff.err
-    found = diff.json()
-    evaluation = run_cli(
-        "evaluate", DOCS_MANIFEST, *HEADING_220, *RECURSIVE_800, "--questions", QUESTIONS
-    ).json()
+    evaluation = run_cli("evaluate", *columns, *measuring, "--bootstrap", "0").json()
     a, b = ({q["id"]: q for q in p["questions"]} for p in evaluation["policies"])
-    hits = found["hits"]
-    assert hits == {
+    return diff.json(), a, b
+
+
+def assert_hits_are_evaluates(found: dict[str, Any], a: Results, b: Results) -> None:
+    """The counts and the flipped questions are evaluate's per-question `hit`."""
+    assert found["hits"] == {
         "a_only": sum(a[i]["hit"] and not b[i]["hit"] for i in a),
         "b_only": sum(b[i]["hit"] and not a[i]["hit"] for i in a),
         "both": sum(a[i]["hit"] and b[i]["hit"] for i in a),
         "neither": sum(not (a[i]["hit"] or b[i]["hit"]) for i in a),
     }
+    assert {(q["id"], q["winner"]) for q in found["questions"]} == {
+        (i, "a" if a[i]["hit"] else "b") for i in a if a[i]["hit"] != b[i]["hit"]
+    }
+
+
+def test_questions_that_flip_are_evaluates_hits() -> None:
+    found, a, b = diff_and_evaluation()
+    assert_hits_are_evaluates(found, a, b)
+    assert (found["k"], found["budget"]) == (5, None)
+    hits = found["hits"]
     assert hits["a_only"] + hits["b_only"] > 0
     flipped = found["questions"]
     assert len(flipped) == hits["a_only"] + hits["b_only"]
@@ -130,6 +152,48 @@ def test_questions_that_flip_are_evaluates_hits() -> None:
             assert offset in loser_only
     cut = [q for q in flipped if q["cut_by"]]
     assert cut, "some flipped answer is cut by the losing column"
+
+
+def test_under_a_budget_hits_are_evaluates_under_the_same_budget() -> None:
+    """`--budget` keeps each question's best chunks (of the top 100, as evaluate does)
+    that fit: a question can flip under it and not at k=5, or flip the other way."""
+    top5, _, _ = diff_and_evaluation()
+    for budget, unit in (("1000", "chars"), ("250t", "tokens")):
+        found, a, b = diff_and_evaluation("--budget", budget)
+        assert_hits_are_evaluates(found, a, b)
+        size = int(budget.removesuffix("t"))
+        assert (found["k"], found["budget"]) == (100, {"size": size, "unit": unit})
+        assert all(len(a[i]["retrieved"]) < 100 for i in a)  # the budget kept fewer
+        at_5 = {q["id"]: q["winner"] for q in top5["questions"]}
+        changed = [q for q in found["questions"] if at_5.get(q["id"]) != q["winner"]]
+        assert changed, "some question flips under the budget and not so at k=5"
+    with_k, a, b = diff_and_evaluation("--budget", "1000", "--k", "5")
+    assert_hits_are_evaluates(with_k, a, b)
+    assert with_k["k"] == 5
+    summary = run_cli(
+        "diff", DOCS_MANIFEST, *HEADING_220, *RECURSIVE_800, "--questions", QUESTIONS,
+        "--budget", "1000",
+    ).out.splitlines()  # fmt: skip
+    assert summary[3].startswith("questions (bm25, k=100, budget 1,000 chars): A only")
+
+
+def test_a_bad_budget_is_invalid_budget() -> None:
+    for budget in ("0", "-5", "lots"):
+        result = run_cli(
+            "diff", MANIFEST, "--policy", "heading-aware", "--policy", "fixed-char",
+            "--questions", QUESTIONS, "--budget", budget,
+        )  # fmt: skip
+        assert result.code == 2
+        assert result.err.startswith("error: invalid_budget: ") and result.err.count("\n") == 1
+
+
+def test_the_api_refuses_a_budget_below_1() -> None:
+    exploration = fixture_exploration()
+    a, b = exploration.columns[:2]
+    questions = parse_questions(QUESTIONS.read_bytes())
+    with pytest.raises(ExplorerError) as refused:
+        diff_columns(exploration, a, b, 0, Measured(questions, budget={"size": 0, "unit": "chars"}))
+    assert refused.value.code == ErrorCode.INVALID_BUDGET
 
 
 def test_without_json_a_short_summary() -> None:

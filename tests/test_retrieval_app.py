@@ -12,9 +12,18 @@ import pytest
 from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
 
-from explorer import DirectoryReader, LoadResult, Settings, load_documents, parse_manifest
+from explorer import (
+    DirectoryReader,
+    LoadResult,
+    Settings,
+    explore,
+    load_documents,
+    parse_manifest,
+)
 from explorer.chunking.imports import ChunkFile
 from explorer.chunking.index import build_index, document_chunks
+from explorer.chunking.snippet import snippet
+from explorer.pipeline import export_column
 from explorer.retrieval.evaluate import (
     Budget,
     ColumnFigures,
@@ -32,7 +41,8 @@ from tests.conftest import MANIFEST, ROOT
 from tests.test_app import errors, shown
 from tests.test_store_app import library_upload
 from ui import retrieval
-from ui.retrieval import ADDED_ONLY, MAX_QUESTIONS_BYTES, UPLOAD, bundled_for
+from ui.export import FORMATS
+from ui.retrieval import ADDED_ONLY, MAX_QUESTIONS_BYTES, UPLOAD, bundled_for, chosen_column
 
 APP = str(ROOT / "app.py")
 LIBRARY = ROOT / "fixtures" / "library"
@@ -338,6 +348,54 @@ def test_the_decision_replaces_the_best_line_and_few_questions_are_warned_of() -
     assert warning.startswith("Only 5 questions stand behind these verdicts. With fewer than 30")
     verdicts = [t for t in at.table if "95 % interval" in t.value.columns]
     assert len(verdicts) == 1 and len(verdicts[0].value) == 3  # three pairs, on recall
+
+
+def test_under_the_decision_the_chosen_column_is_offered_for_download_and_as_code() -> None:
+    """Deciding by hit rate chooses heading-aware (fixed-char, the export picker's first
+    column, is chosen by recall): its three downloads and its snippet are under the
+    decision, and what the downloads give is its chunks."""
+    at = library()
+    at.selectbox(key="retrieval_decide_by").set_value("hit").run()
+    assert not at.exception and not errors(at)
+    evaluation = expected(judging=Judging(decide_by="hit"))
+    decision = evaluation["decision"]
+    assert decision is not None and decision["choice"] == "heading-aware"
+    manifest = parse_manifest((LIBRARY / "manifest.json").read_bytes())
+    columns = explore(library_load(), manifest.span_checks, Settings.default()).columns
+    chosen = chosen_column(evaluation, columns)
+    assert chosen is not None and chosen.name == "heading-aware"
+    [panel] = [e for e in at.expander if e.label.startswith("Ship ")]
+    assert panel.label.startswith(f"Ship {markdown_literal('heading-aware')}: its chunks")
+    buttons = {b.proto.id.rsplit("-dl_", 1)[-1]: b.proto for b in panel.get("download_button")}
+    assert set(buttons) == {f"choice_{shape}" for shape, _ in FORMATS}
+    for shape, label in FORMATS:
+        assert buttons[f"choice_{shape}"].label == f"Download for {label}"
+        assert markdown_literal("heading-aware") in buttons[f"choice_{shape}"].help
+    [code] = [c for c in panel.code if "def chunk(text: str)" in c.value]
+    assert code.value == snippet("heading-aware", chosen.config).rstrip("\n")
+    # What each download gives (`export_column`, called on a click): the chosen
+    # column's chunks, in its order, each its document's slice.
+    texts = {d["source_id"]: d["text"] for d in library_load().documents}
+    chunks = chosen.index["chunks"]
+    for shape, _ in FORMATS:
+        lines = export_column(chosen, shape).decode().splitlines()
+        assert len(lines) == len(chunks)
+    records = [json.loads(x) for x in export_column(chosen, "langchain").decode().splitlines()]
+    for record, chunk in zip(records, chunks, strict=True):
+        meta = record["metadata"]
+        assert meta["chunk_id"] == chunk["chunk_id"]
+        assert meta["index_id"] == chosen.result["index_id"]
+        assert record["page_content"] == texts[meta["source_id"]][meta["start"] : meta["end"]]
+    # Back on recall, the choice (fixed-char) follows.
+    at.selectbox(key="retrieval_decide_by").set_value("recall").run()
+    [panel] = [e for e in at.expander if e.label.startswith("Ship ")]
+    assert panel.label.startswith(f"Ship {markdown_literal('fixed-char')}: its chunks")
+
+
+def test_no_decision_offers_no_choice_to_ship() -> None:
+    evaluation = expected()
+    assert chosen_column({**evaluation, "decision": None}, []) is None
+    assert chosen_column(evaluation, []) is None  # the page no longer shows it
 
 
 def test_deciding_by_another_metric_and_a_budget_measure_as_evaluate_does() -> None:

@@ -2,7 +2,9 @@
 
 A scoreboard per column (recall, precision, IoU, hit rate, Precision_Ω, MRR, nDCG, with
 95 % intervals, chunk count, mean size, tokens retrieved), the verdicts between columns
-and the decision they lead to, one question's ranked hits drawn in each column's view of
+and the decision they lead to (with the chosen column's downloads for LangChain,
+LlamaIndex or JSONL and its snippet, as *Export a column* offers them), one question's
+ranked hits drawn in each column's view of
 its document (why a policy wins), a form to add a question by quoting its answer, and a
 sweep of one policy's size. Widgets, layout and caching only: `explorer.retrieval.evaluate`
 measures (and `decide` judges), `explorer.view.render` draws.
@@ -84,6 +86,7 @@ from explorer.view.render import RANKED_LEGEND, RANKED_STYLE, render_ranked_view
 from .common import QUOTE_HELP, show_error
 from .draft import draft_button
 from .endpoints import WORDLLAMA, embedder_picker, embedding_for, picked_embedder
+from .export import offer_export
 from .work import kept_work, questions_download
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -588,9 +591,36 @@ def judging_controls() -> Judging:
     return Judging(budget=budget, decide_by=metric or "recall")
 
 
-def show_judgement(evaluation: Evaluation, questions: int) -> None:
-    """The decision, the warning for few questions, and the verdicts on its metric."""
+def chosen_column(evaluation: Evaluation, columns: Sequence[Column]) -> Column | None:
+    """The page's column the decision chose: the one of its name whose index the
+    evaluation measured (None without a decision, or when the page no longer shows it)."""
+    decision = evaluation["decision"]
+    if decision is None:
+        return None
+    measured = {p["name"]: p["index_id"] for p in evaluation["policies"]}
+    return next(
+        (
+            column
+            for column in columns
+            if column.name == decision["choice"]
+            and column.result["index_id"] == measured.get(column.name)
+        ),
+        None,
+    )
+
+
+def show_judgement(evaluation: Evaluation, questions: int, columns: Sequence[Column]) -> None:
+    """The decision and, under it, the chosen column's downloads and snippet; the warning
+    for few questions, and the verdicts on its metric."""
     st.markdown(decision_line(evaluation))
+    chosen = chosen_column(evaluation, columns)
+    if chosen is not None:
+        with st.expander(
+            f"Ship {markdown_literal(chosen.name)}: its chunks for LangChain, LlamaIndex or JSONL, "
+            "and the code that cuts a text as it does",
+            key="choice_export_panel",
+        ):
+            offer_export(chosen, "choice")
     warning = few_questions_warning(questions)
     if warning is not None and evaluation["comparisons"]:
         st.warning(warning, icon=":material/warning:")
@@ -820,7 +850,7 @@ def retrieval_page(
                 "95 %: the interval of the mean, resampling the questions."
             )
             st.table(markdown_rows(scoreboard_rows(evaluation)))
-            show_judgement(evaluation, len(questions.questions))
+            show_judgement(evaluation, len(questions.questions), shown)
             st.subheader("Why: one question's hits in each column")
             source_id = show_question(evaluation, questions, shown, texts)
     with (

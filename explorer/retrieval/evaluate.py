@@ -263,6 +263,14 @@ def parse_budget(text: str) -> Budget:
     return {"size": size, "unit": unit}
 
 
+def require_budget(budget: Budget | None) -> None:
+    """A budget given through the API (the command line parses it first) is at least 1."""
+    if budget is not None and budget["size"] < 1:
+        raise ExplorerError(
+            ErrorCode.INVALID_BUDGET, f"a budget is at least 1, not {budget['size']}"
+        )
+
+
 def within_budget(hits: Sequence[Hit], budget: Budget | None) -> tuple[Sequence[Hit], bool]:
     """The hits kept, best first, while their summed size stays within the budget (the
     first always kept), and whether the first alone is larger than it."""
@@ -578,10 +586,7 @@ class Judging:
 
     def check(self) -> None:
         """Refuse bad values before any work (the command line parses them first)."""
-        if self.budget is not None and self.budget["size"] < 1:
-            raise ExplorerError(
-                ErrorCode.INVALID_BUDGET, f"a budget is at least 1, not {self.budget['size']}"
-            )
+        require_budget(self.budget)
         require_resamples(self.resamples)
         require_metric(self.decide_by)
 

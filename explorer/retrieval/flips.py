@@ -2,8 +2,9 @@
 differ (checking/diff.py), and, given questions, which ones one column answers and the
 other does not, with the loser's boundaries that cut the answer.
 
-A hit is `evaluate`'s (metrics.py): one retrieved chunk holds the whole answer. Both
-columns' questions are measured as `evaluate` measures them (`evaluate_chunks`).
+A hit is `evaluate`'s (metrics.py): one retrieved chunk holds the whole answer, among
+the top k or, with a budget, those of them the budget keeps. Both columns' questions are
+measured as `evaluate` measures them (`evaluate_chunks`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,15 @@ from ..errors import ErrorCode, ExplorerError
 from ..limits import DEFAULT_LIMITS, Limits
 from ..models import strict_shape
 from ..pipeline import Column, Exploration
-from .evaluate import MAX_K, QuestionResult, ReferenceRange, evaluate_chunks
+from .evaluate import (
+    DEFAULT_K,
+    MAX_K,
+    Budget,
+    QuestionResult,
+    ReferenceRange,
+    evaluate_chunks,
+    require_budget,
+)
 from .questions import QuestionSet, place_questions, require_written
 from .retrievers import Embed, RetrieverName, retriever
 
@@ -65,6 +74,7 @@ class Diff(TypedDict):
     notes: NotRequired[list[str]]
     retriever: NotRequired[RetrieverName]
     k: NotRequired[int]
+    budget: NotRequired[Budget | None]
     hits: NotRequired[HitCounts]
     questions: NotRequired[list[FlippedQuestion]]
 
@@ -155,12 +165,14 @@ def _side(column: Column) -> Side:
 
 
 class Measured(NamedTuple):
-    """How the questions are measured: `evaluate`'s retriever, k and embedder."""
+    """How the questions are measured: `evaluate`'s retriever, k, embedder and budget
+    (None: the top k whole)."""
 
     questions: QuestionSet
     retriever: RetrieverName = "bm25"
-    k: int = 5
+    k: int = DEFAULT_K
     embed: Embed | None = None
+    budget: Budget | None = None
 
 
 def diff_columns(
@@ -195,12 +207,15 @@ def diff_columns(
     if measured is not None:
         if not 1 <= measured.k <= MAX_K:
             raise ExplorerError(ErrorCode.USAGE, f"k must be from 1 to {MAX_K}, not {measured.k}")
+        require_budget(measured.budget)
         require_written(measured.questions)
         search = retriever(measured.retriever, measured.embed)
         all_texts = {s: exploration.text(s) for s in exploration.source_ids}
         placed = place_questions(measured.questions, all_texts)
         results = [
-            evaluate_chunks(column.index["chunks"], placed, search, measured.k, limits)
+            evaluate_chunks(
+                column.index["chunks"], placed, search, measured.k, limits, measured.budget
+            )
             for column in (a, b)
         ]
         every_a = column_boundaries(all_texts, a.index["chunks"])
@@ -208,6 +223,7 @@ def diff_columns(
         flipped = flips(results[0], results[1], every_a, every_b)
         diff["retriever"] = measured.retriever
         diff["k"] = measured.k
+        diff["budget"] = measured.budget
         diff["hits"] = flipped.hits
         diff["questions"] = flipped.questions
     return diff
@@ -227,9 +243,10 @@ def summary_text(diff: Diff) -> str:
         f"WindowDiff {s['windowdiff']:.3f}",
     ]
     if "hits" in diff:
-        h = diff["hits"]
+        h, budget = diff["hits"], diff.get("budget")
+        kept = f", budget {budget['size']:,} {budget['unit']}" if budget else ""
         lines.append(
-            f"questions ({diff['retriever']}, k={diff['k']}): A only {h['a_only']}, "
+            f"questions ({diff['retriever']}, k={diff['k']}{kept}): A only {h['a_only']}, "
             f"B only {h['b_only']}, both {h['both']}, neither {h['neither']}"
         )
         for q in diff.get("questions", []):
@@ -239,7 +256,7 @@ def summary_text(diff: Diff) -> str:
                 f"cut by {loser} at {', '.join(map(str, q['cut_by']))}"
                 if q["cut_by"]
                 else f"{loser} has no boundary inside (its parts lie apart, or the chunk "
-                "ranks below k)"
+                f"ranks below k{' or past the budget' if budget else ''})"
             )
             lines.append(
                 f"  {q['id']}: {q['winner'].upper()} hits; {q['source_id']} [{where}] {cut}"
