@@ -54,6 +54,7 @@ from explorer.sources.uploads import (
 )
 from explorer.view.display import (
     count_words,
+    failed_documents_line,
     file_name_part,
     markdown_literal,
     plain_text,
@@ -466,7 +467,7 @@ def page() -> None:
         ["Explore boundaries", "Persistent index", "Retrieval"]
     )
     with explore_tab:
-        explore_page(key, manifest, load, files, settings)
+        explore_page(key, manifest, load, files, settings, drafted)
     with index_tab:
         index_page(manifest, load, settings, drafted)
     with retrieval_tab:
@@ -500,19 +501,16 @@ def explore_page(
     load: LoadResult,
     files: Mapping[str, bytes],
     settings: Settings,
+    drafted: bool = False,
 ) -> None:
     """The document and the views of it first, then the chunk detail, the scoreboard,
-    checks and downloads."""
+    checks and downloads. `drafted`: the manifest was built here for the files."""
     failed = load.failures
     if failed:
-        st.warning(
-            f"{len(failed)} of {len(load.statuses)} documents failed to load; they are "
-            "listed under Documents below with what to change, their span checks are "
-            "marked not evaluated, and the others can be explored."
-        )
+        st.warning(failed_documents_line(len(failed), len(load.statuses)))
     offer_markdown(load)
     if not load.documents:
-        show_documents(load, files)
+        show_documents(load, files, drafted=drafted)
         return
     source_ids = [d["source_id"] for d in load.documents]
     first_document(key, manifest, source_ids)
@@ -591,7 +589,7 @@ def explore_page(
     span_form(text, doc, {c.id for c in exploration.checks}, added)
     manifest_download(manifest, added)
     st.subheader("Documents")
-    show_documents(load, files, exploration.skipped)
+    show_documents(load, files, exploration.skipped, drafted)
     st.subheader("Download and validate")
     downloads(exploration, exploration.document(doc))
     show_export(exploration)

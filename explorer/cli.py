@@ -35,7 +35,7 @@ from .chunking.config import (
 from .chunking.export import EXPORT_FORMATS
 from .chunking.imports import MAX_CHUNK_FILE_BYTES, ChunkFile, place
 from .chunking.index import build_index, readable, write_index
-from .chunking.policies import CHOOSABLE, SEMANTIC, make_config
+from .chunking.policies import CHOOSABLE, OWN_POLICIES, SEMANTIC, make_config
 from .chunking.policies.semantic import curve_json, document_curve
 from .chunking.snippet import snippet, snippet_refusal
 from .errors import ErrorCode, ExplorerError, io_error
@@ -260,6 +260,12 @@ class _ColumnOption(argparse.Action):
         *_: object,
     ) -> None:
         named = getattr(namespace, "columns", None)
+        if self.dest == "grammar" and not any("policy" in column for column in named or []):
+            # before the first --policy: every column's grammar, unless it gives its own
+            if getattr(namespace, "grammar", None) is not None:
+                parser.error("--grammar is given twice before the first --policy")
+            namespace.grammar = value
+            return
         starts = self.dest == "policy" and (not named or "policy" in named[-1])
         columns = _columns(namespace, starts)
         if self.dest in columns[-1]:
@@ -356,7 +362,7 @@ def _column_options(sub: argparse.ArgumentParser, repeatable: bool, embedder: bo
         action=_ColumnOption,
         choices=list(GRAMMARS),
         help="v1 (default: '#' headings, blank lines) or markdown (CommonMark blocks; "
-        "a document needs no leading heading)",
+        "a document needs no leading heading); before the first --policy, every column's",
     )
     sub.add_argument(
         "--param",
@@ -365,7 +371,7 @@ def _column_options(sub: argparse.ArgumentParser, repeatable: bool, embedder: bo
         help="a keyword of the library a live column calls (e.g. langchain-recursive's "
         "separators), as JSON or a string; repeat it for several",
     )
-    sub.set_defaults(columns=None)
+    sub.set_defaults(columns=None, grammar=None)
 
 
 def _at_least_zero(value: str) -> int:
@@ -433,14 +439,16 @@ def _configs(args: argparse.Namespace) -> list[ChunkConfig]:
     for column in columns:
         if "policy" not in column:
             raise ExplorerError(ErrorCode.USAGE, "a size option needs a --policy (see --help)")
-        semantic = column["policy"] == SEMANTIC.name
+        policy = str(column["policy"])
+        semantic = policy == SEMANTIC.name
+        shared = _grammar(args) if policy in OWN_POLICIES else DEFAULT_GRAMMAR  # a library has none
         configs.append(
             make_config(
-                str(column["policy"]),
+                policy,
                 _int_or_none(column.get("max_chars")),
                 max_tokens=_int_or_none(column.get("max_tokens")),
                 overlap=_int_or_none(column.get("overlap")) or 0,
-                grammar=str(column.get("grammar", DEFAULT_GRAMMAR)),
+                grammar=str(column.get("grammar", shared)),
                 parameters=cast("dict[str, ParameterValue] | None", column.get("parameters")),
                 breakpoint_percentile=cast("int | None", column.get("breakpoint_percentile")),
                 window=_int_or_none(column.get("window")),
@@ -450,6 +458,12 @@ def _configs(args: argparse.Namespace) -> list[ChunkConfig]:
     return configs
 
 
+def _grammar(args: argparse.Namespace) -> str:
+    """The grammar of every column of ours that names none: `--grammar` given before the
+    first `--policy`, else v1."""
+    return str(args.grammar or DEFAULT_GRAMMAR)
+
+
 def _int_or_none(value: object) -> int | None:
     return value if isinstance(value, int) else None
 
@@ -457,7 +471,7 @@ def _int_or_none(value: object) -> int | None:
 def _one_config(args: argparse.Namespace, default: str | None = None) -> ChunkConfig:
     configs = _configs(args)
     if not configs and default is not None:
-        return make_config(default)
+        return make_config(default, grammar=_grammar(args))
     if len(configs) != 1:
         raise ExplorerError(ErrorCode.USAGE, f"{args.command} takes one --policy (see --help)")
     return configs[0]
@@ -475,7 +489,7 @@ def _settings(args: argparse.Namespace) -> Settings:
             "give sizes with --max-chars after each --policy, or in short with "
             "--fixed-chars and --target-chars, not both",
         )
-    settings = Settings.from_sizes(given) if not configs else None
+    settings = Settings.from_sizes(given, _grammar(args)) if not configs else None
     return Settings(settings.configs if settings else tuple(configs), _chunk_files(args))
 
 
@@ -1045,7 +1059,7 @@ def _chunk_maps(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
         raise ExplorerError(ErrorCode.USAGE, "give MANIFEST and --policy, or --check FILE")
     config = _one_config(args)
     _, load = _load(args, stderr)
-    documents = _readable(load, config, stderr)
+    documents = _readable(load, config, stderr, whole=not args.skip_failed)
     limits = _limits(args)
     if args.out is None:
         _emit(partial(write_chunk_maps, documents, config, limits=limits), None, stdout)
@@ -1083,9 +1097,15 @@ def _compare(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     return 0
 
 
-def _readable(load: LoadResult, config: ChunkConfig, stderr: TextIO) -> list[DocumentRecord]:
-    """The documents one column cuts (`readable`), what it leaves out said on stderr."""
+def _readable(
+    load: LoadResult, config: ChunkConfig, stderr: TextIO, whole: bool = False
+) -> list[DocumentRecord]:
+    """The documents one column cuts (`readable`), what it leaves out said on stderr.
+    `whole` (an index file, chunk maps): a document the column cannot read refuses the
+    command, as one that does not load does, unless --skip-failed."""
     cut = readable(load.documents, config, config.strategy)
+    if whole:
+        cut.whole()
     documents = cut.required()
     _print_notes(stderr, config.strategy, cut.notes)
     return documents
@@ -1113,7 +1133,7 @@ def _index(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     else:
         config, given = _one_config(args), None
         _, load = _load(args, stderr)
-    documents = _readable(load, config, stderr)
+    documents = _readable(load, config, stderr, whole=not args.skip_failed)
     limits, spread = _limits(args), _spread(args)
     write = partial(write_index, documents, config, limits=limits, given=given, spread=spread)
     _emit(write, args.out, stdout)
@@ -1445,12 +1465,12 @@ def _evaluate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                 "--sweep takes at most one --policy, the column it sweeps: give --sweep or "
                 "several --policy columns, not both",
             )
-        grammar_name = str(given[0].get("grammar", DEFAULT_GRAMMAR)) if given else DEFAULT_GRAMMAR
+        grammar_name = str(given[0].get("grammar", _grammar(args))) if given else _grammar(args)
         like = _configs(args)[0] if given and set(given[0]) - {"grammar"} else None
         columns = sweep_columns(args.sweep, grammar_name, like)
     else:  # compare's columns: the policies named (else every one), then the chunk files
         configs = _configs(args)
-        base = Settings(tuple(configs)) if configs else Settings.default()
+        base = Settings(tuple(configs)) if configs else Settings.from_sizes({}, _grammar(args))
         settings = Settings(base.configs, chunk_files)
         columns = list(zip(settings.config_names, settings.configs, strict=True))
     grammar = loading_grammar(config for _, config in columns)

@@ -129,15 +129,18 @@ class Settings:
         return cls.from_sizes({})
 
     @classmethod
-    def from_sizes(cls, sizes: Mapping[str, int | None]) -> Settings:
-        """Every registered policy; `sizes` maps a sized policy's name to its max_chars."""
+    def from_sizes(
+        cls, sizes: Mapping[str, int | None], grammar: str = DEFAULT_GRAMMAR
+    ) -> Settings:
+        """Every registered policy under `grammar`; `sizes` maps a sized policy's name to
+        its max_chars."""
         unknown = sorted(set(sizes) - set(POLICIES))
         if unknown:
             raise ExplorerError(
                 ErrorCode.UNSUPPORTED_CHUNK_CONFIG,
                 f"unknown policy {unknown[0]!r}; known: {', '.join(POLICIES)}",
             )
-        return cls(tuple(make_config(name, sizes.get(name)) for name in POLICIES))
+        return cls(tuple(make_config(name, sizes.get(name), grammar=grammar) for name in POLICIES))
 
     @classmethod
     def from_query(

@@ -365,6 +365,25 @@ def test_every_document_failed() -> None:
     )
     assert document_statuses(at)["a"].startswith("not_utf8")
     assert not views(at)
+    # no "the others can be explored" when there are none (issue 37, item 14)
+    (warning,) = [w.value for w in at.warning if "failed to load" in w.value]
+    assert warning.startswith("The document failed to load;") and "others" not in warning
+    advice = [shown(m.value) for m in at.markdown if "did not load" in m.value]
+    assert advice[0].endswith("then pin its new SHA-256 in the manifest.")
+
+
+def test_a_file_that_came_without_a_manifest_is_never_to_be_pinned() -> None:
+    """The manifest was built here for the files: what to change ends with uploading the
+    file again, not with pinning its SHA-256 (issue 37, item 14)."""
+    at = upload([("a.md", b"# A\n\n\xff\n", "text/markdown")])
+    assert document_statuses(at)["a"].startswith("not_utf8")
+    (warning,) = [w.value for w in at.warning if "failed to load" in w.value]
+    assert warning.startswith("The document failed to load;") and "others" not in warning
+    advice = [shown(m.value) for m in at.markdown if "did not load" in m.value]
+    assert advice == [
+        "**a** did not load (not_utf8). Save the file as UTF-8, then upload it again."
+    ]
+    assert not any("SHA-256" in a for a in advice)
 
 
 def test_a_path_escaping_the_manifest_is_refused() -> None:

@@ -46,17 +46,45 @@ def test_index_in_tokens_with_overlap_under_markdown(
 
 
 def test_grammar_v1_still_requires_a_heading(make_manifest: ManifestBuilder) -> None:
-    # a column under grammar v1 leaves out a text without a leading heading, and says so
-    result = run_cli("index", make_manifest(DOCS), "--policy", "paragraph")
-    assert result.code == 0, result.err
-    assert [d["source_id"] for d in json.loads(result.out)["documents"]] == ["titled"]
-    assert "note: paragraph: heading_required: " in result.err
-    assert "leaves out 1 of 2 documents ('plain')" in result.err
-    # and is refused, naming it, when it can read none
+    # an index under grammar v1 lists every document of its manifest: a text without a
+    # leading heading refuses it, as a document that does not load does (issue 37, item 2)
+    manifest = make_manifest(DOCS)
+    out = manifest.parent / "index.json"
+    result = run_cli("index", manifest, "--policy", "paragraph", "--out", out)
+    assert (result.code, result.out) == (2, ""), result.err
+    assert result.err.startswith("error: heading_required: the column 'paragraph' cuts under ")
+    assert "1 of 2 documents ('plain') do not" in result.err
+    assert "--skip-failed" in result.err and not out.exists()
+    # --skip-failed leaves it out, and says so
+    skipped = run_cli("index", manifest, "--policy", "paragraph", "--skip-failed")
+    assert skipped.code == 0, skipped.err
+    assert [d["source_id"] for d in json.loads(skipped.out)["documents"]] == ["titled"]
+    assert "note: paragraph: heading_required: " in skipped.err
+    assert "leaves out 1 of 2 documents ('plain')" in skipped.err
+    # and a column that can read none is refused, naming it, even with --skip-failed
     plain = make_manifest({"plain.md": b"Just text.\n"})
-    refused = run_cli("index", plain, "--policy", "paragraph")
+    refused = run_cli("index", plain, "--policy", "paragraph", "--skip-failed")
     assert refused.code == 2
     assert refused.err.startswith("error: heading_required: the column 'paragraph' cuts under ")
+    assert "which reads none" in refused.err
+
+
+def test_chunk_maps_under_grammar_v1_need_every_heading(
+    make_manifest: ManifestBuilder, tmp_path: Path
+) -> None:
+    manifest = make_manifest(DOCS)
+    out = tmp_path / "maps"
+    result = run_cli("chunk-map", manifest, "--policy", "heading-aware", "--out", out)
+    assert (result.code, result.out) == (2, ""), result.err
+    assert result.err.startswith("error: heading_required: ")
+    assert not out.exists()  # nothing written
+    assert run_cli("chunk-map", manifest, "--policy", "heading-aware").code == 2
+    skipped = run_cli(
+        "chunk-map", manifest, "--policy", "heading-aware", "--skip-failed", "--out", out
+    )
+    assert skipped.code == 0, skipped.err
+    assert sorted(p.name for p in out.iterdir()) == ["titled"]
+    assert "leaves out 1 of 2 documents ('plain')" in skipped.err
 
 
 @pytest.mark.parametrize(

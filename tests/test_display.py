@@ -12,6 +12,7 @@ from markdown_it import MarkdownIt
 from explorer.view.display import (
     FSI,
     PDI,
+    failed_documents_line,
     file_name_part,
     isolate,
     markdown_literal,
@@ -91,3 +92,24 @@ def test_a_download_name_cannot_disguise_its_extension() -> None:
     assert file_name_part("invoice\u202egnp.exe") == "invoice_gnp.exe"
     assert file_name_part("../a b/ü") == ".._a_b__"
     assert len(file_name_part("x" * 5000)) == 100
+
+
+@pytest.mark.parametrize(
+    ("failed", "total", "expected"),
+    [
+        (1, 1, "The document failed to load; it is listed under Documents below with what to "
+               "change."),
+        (3, 3, "All 3 documents failed to load; they are listed under Documents below with "
+               "what to change."),
+        (1, 2, "1 of 2 documents failed to load; it is listed under Documents below with what "
+               "to change, its span checks are marked not evaluated, and the other one can be "
+               "explored."),
+        (2, 5, "2 of 5 documents failed to load; they are listed under Documents below with "
+               "what to change, their span checks are marked not evaluated, and the 3 others "
+               "can be explored."),
+    ],
+)  # fmt: skip
+def test_the_failed_documents_line_speaks_of_others_only_when_there_are(
+    failed: int, total: int, expected: str
+) -> None:
+    assert failed_documents_line(failed, total) == expected

@@ -11,12 +11,13 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import numpy as np
 import pytest
 
 from explorer.chunking.index import ChunkRecord
 from explorer.limits import Limits
-from explorer.retrieval.evaluate import evaluate_chunks
+from explorer.retrieval.evaluate import METRICS, evaluate_chunks
 from explorer.retrieval.questions import PlacedQuestion
 from explorer.retrieval.retrievers import (
     BM25,
@@ -34,6 +35,7 @@ from tests.conftest import ROOT, ManifestBuilder, run_cli
 COUNTING = "tests.embedders:counting"
 LIBRARY = ROOT / "fixtures" / "library"
 CHUNK_FILE = ROOT / "fixtures" / "chunk-files" / "llamaindex-library.json"
+SCHEMA = ROOT / "schemas" / "evaluation.schema.json"
 
 PLAIN = {
     "refunds.md": (
@@ -125,11 +127,12 @@ def test_a_sweep_revisiting_a_size_embeds_no_chunk_again(
     revisited = evaluate_cli(manifest, questions, *sweep, *options)
     assert revisited.code == 0 and "vectors: 0 computed" in revisited.err
     # under grammar v1 (the default) a sweep reads none of these texts: it says so, and
-    # retrieves nothing
+    # measures nothing
     v1 = evaluate_cli(manifest, questions, "--sweep", "heading-aware:40:80:20", *options)
     assert v1.code == 0, v1.err
     assert "note: heading-aware@40: heading_required: grammar v1 cuts only" in v1.err
-    assert all(line.split()[2] == "0" for line in v1.out.splitlines()[1:])  # no chunks
+    rows = v1.out.splitlines()[1:]
+    assert len(rows) == 3 and all("not measured: heading_required: " in row for row in rows)
     both = evaluate_cli(manifest, questions, *sweep, "--policy", "paragraph")
     assert both.err.startswith("error: usage: --sweep heading-aware with --policy paragraph")
     assert "give --sweep or other --policy columns, not both" in both.err
@@ -225,8 +228,8 @@ def test_markdown_library_and_imported_columns_side_by_side_without_headings(
     )  # fmt: skip
     assert result.code == 0, result.err  # paragraph under grammar v1 reads none of them
     v1 = json.loads((tmp_path / "evaluation.json").read_text())["policies"][2]
-    assert (v1["name"], v1["index_id"], v1["summary"]["chunk_count"]) == ("paragraph", "", 0)
-    assert v1["summary"]["recall"] == 0.0 and v1["questions"][0]["retrieved"] == []
+    assert (v1["name"], v1["index_id"], v1["questions"]) == ("paragraph", "", [])
+    assert v1["summary"]["measured"] is False and v1["summary"]["recall"] is None
     assert "leaves out 2 of 2 documents ('refunds', 'shipping')" in v1["notes"][0]
     assert "note: paragraph: heading_required: " in result.err
     compared = run_cli("compare", manifest, "--policy", "paragraph", "--chunks", f"mine={chunks}")
@@ -247,6 +250,72 @@ def test_markdown_library_and_imported_columns_side_by_side_without_headings(
     assert mine["summary"]["chunk_count"] == len(lines)
     assert mine["summary"]["hit"] == 1.0
     assert "mine" in result.out  # the curve's row
+
+
+def test_a_column_that_measured_nothing_says_so_never_zeros(
+    make_manifest: ManifestBuilder, tmp_path: Path
+) -> None:
+    # the README's pattern: --grammar after the last --policy is that column's only
+    manifest, questions = plain_run(make_manifest, tmp_path)
+    out = tmp_path / "evaluation.json"
+    columns = ("--policy", "fixed-char", "--max-chars", "80", "--policy", "paragraph",
+               "--policy", "heading-aware", "--max-chars", "900")  # fmt: skip
+    report = tmp_path / "report.html"
+    result = evaluate_cli(
+        manifest, questions, *columns, "--grammar", "markdown", "--out", out, "--report", report
+    )
+    assert result.code == 0, result.err
+    evaluation = json.loads(out.read_text())
+    page = report.read_text("utf-8")
+    for name in ("fixed-char", "paragraph"):  # the report's table and its questions' part
+        assert page.count(f"<td>{name}</td><td colspan=") == 1
+        assert f"<p>{name}: not measured; heading_required: grammar v1 cuts only " in page
+    jsonschema.validate(evaluation, json.loads(SCHEMA.read_text()))
+    fixed, paragraph, heading = evaluation["policies"]
+    for column in (fixed, paragraph):
+        nothing = ("retrieved_tokens", "chunk_count", "mean_chunk_chars", "std", "ci")
+        assert column["summary"] == {"measured": False} | dict.fromkeys((*METRICS, *nothing))
+        assert (column["index_id"], column["questions"]) == ("", [])
+        assert column["notes"][0].startswith("heading_required: grammar v1 cuts only ")
+    assert heading["summary"]["measured"] is True and heading["summary"]["recall"] == 1.0
+    assert heading["summary"]["ci"] is not None  # the one measured column has intervals
+    # no verdict against a column not measured; it is never chosen
+    assert evaluation["comparisons"] == []
+    assert evaluation["decision"]["best"] == ["heading-aware"]
+    assert evaluation["decision"]["choice"] == "heading-aware"
+    table = dict(line.split(maxsplit=1) for line in result.out.splitlines()[1:])
+    assert table["fixed-char"].startswith("80  not measured: heading_required: grammar v1 ")
+    assert table["paragraph"].startswith("-  not measured: heading_required: ")
+    assert "0.000" not in result.out and "not measured" not in table["heading-aware"]
+    # a --grammar before the first --policy is every column's (a library's has none)
+    shared = evaluate_cli(
+        manifest, questions, "--grammar", "markdown", *columns,
+        "--policy", "langchain-recursive", "--max-chars", "80", "--out", out,
+    )  # fmt: skip
+    assert shared.code == 0, shared.err
+    policies = json.loads(out.read_text())["policies"]
+    assert [p["config"].get("grammar") for p in policies] == ["markdown"] * 3 + [None]
+    assert all(p["summary"]["measured"] and "notes" not in p for p in policies)
+    # a column may still name its own
+    own = evaluate_cli(
+        manifest, questions, "--grammar", "markdown", "--policy", "paragraph", "--grammar", "v1"
+    )
+    assert own.code == 0, own.err
+    assert json.loads(own.out)["policies"][0]["summary"]["measured"] is False
+    twice = evaluate_cli(manifest, questions, "--grammar", "markdown", "--grammar", "v1")
+    assert twice.err.startswith("error: usage: --grammar is given twice before the first")
+
+
+def test_a_grammar_before_the_first_policy_names_compare_and_index_columns(
+    make_manifest: ManifestBuilder,
+) -> None:
+    manifest = make_manifest(PLAIN)
+    compared = run_cli("compare", manifest, "--grammar", "markdown")  # every policy
+    assert compared.code == 0, compared.err
+    assert {p["config"].get("grammar") for p in compared.json()["policies"]} == {"markdown"}
+    indexed = run_cli("index", manifest, "--grammar", "markdown", "--policy", "paragraph")
+    assert indexed.code == 0, indexed.err
+    assert indexed.json()["config"]["grammar"] == "markdown"
 
 
 def test_a_grammar_v1_column_leaves_out_only_its_documents_and_says_so(

@@ -222,7 +222,10 @@ CONFIGS = {
 
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus is not here")
 def test_corpus_indexes_keep_the_ids_recorded_before_the_fast_path() -> None:
-    """Recorded with markdown-it-py and tiktoken (the code before the fast path)."""
+    """Recorded with markdown-it-py and tiktoken (the code before the fast path); the
+    heading-aware indexes again when a line larger than the size came to be cut after
+    its sentences, between words, not in windows (issue 37, item 4), and the one with
+    overlap when it came to repeat the trailing blocks that leave room (item 5)."""
     golden = json.loads(GOLDEN_CORPUS.read_text("utf-8"))
     files, documents = load_corpus()
     assert (files, len(documents)) == (golden["files"], golden["documents"])

@@ -8,6 +8,7 @@ import copy
 import json
 from collections.abc import Iterable
 from itertools import pairwise
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,6 +28,7 @@ from explorer.checking.validate import validate_index
 from explorer.chunking.config import ChunkConfig, grammar_for
 from explorer.chunking.index import ChunkRecord
 from explorer.grammars import GRAMMARS
+from tests.conftest import ROOT
 from tests.test_markdown_grammar import documents
 from tests.test_properties import record, texts
 
@@ -232,6 +234,78 @@ def test_heading_aware_overlap_repeats_whole_trailing_blocks() -> None:
         "cccc\n\ndddd\n",
     ]
     assert [c["start_line"] for c in index["chunks"]] == [3, 5, 7]
+
+
+def block(length: int) -> str:
+    """A paragraph of words, `length` characters with its newline."""
+    return ("word " * length)[: length - 2] + ".\n"
+
+
+@pytest.mark.parametrize("grammar", ["v1", "markdown"])
+def test_overlap_repeats_the_longest_run_that_leaves_room_for_the_new_unit(grammar: str) -> None:
+    # fastapi's uploadfile.md at 300 characters, overlap 100, in its blocks' sizes: the
+    # first chunk holds three blocks (117, 42 and 44 characters), the next block is 240.
+    text = "# T\n\n" + "\n".join(block(n) for n in (117, 42, 44, 240))
+    config = make_config("heading-aware", 300, overlap=100, grammar=grammar)
+    chunks = build_index([record(text)], config)["chunks"]
+    assert [len(c["text"]) for c in chunks] == [117 + 1 + 42 + 1 + 44, 44 + 1 + 240]
+    # 42 + 44 fit in the overlap, but not beside the new block: the last one is repeated
+    # (before: none was)
+    assert chunks[1]["text"].startswith(block(44))
+
+
+CORPUS = Path("/work/shared/corpora/markdown-docs")
+UPLOAD_FILE = CORPUS / "fastapi" / "docs" / "en" / "docs" / "reference" / "uploadfile.md"
+
+
+@pytest.mark.skipif(not UPLOAD_FILE.exists(), reason="the shared corpus is not here")
+def test_the_issue_reproduction_repeats_the_block_that_fits() -> None:
+    text = UPLOAD_FILE.read_text("utf-8")
+    for grammar in ("v1", "markdown"):
+        config = make_config("heading-aware", 300, overlap=100, grammar=grammar)
+        chunks = build_index([record(text)], config)["chunks"]
+        assert [(c["start"], c["end"]) for c in chunks[:2]] == [(22, 230), (185, 472)]
+
+
+# A long one-line paragraph of sentences of 9 to 20 tokens.
+PROSE_LINE = (
+    "Net revenue rose 8.8% to $14.62 billion. Gross margin was 71.3%, up from 69.8%. "
+    "Operating expenses increased by $412 million, or 6.1%, mostly in research. "
+    "A restructuring charge of $96 million was recorded in the third quarter. "
+    "Operating income was $3.27 billion. Cash and investments were $6.83 billion. "
+    "No amounts were outstanding under the facility. The notes are due in 2027. "
+    "We repurchased 14.2 million shares for $1.91 billion. The program has no end date. "
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "sizes"),
+    [
+        ("# Results\n\n" + PROSE_LINE * 3 + "\n", {"max_tokens": 55, "overlap": 32}),
+        ("# Results\n\n" + PROSE_LINE * 3 + "\n", {"max_chars": 220, "overlap": 100}),
+        # A 10-K's sentences of 30 to 60 tokens: those that fit repeat at 200 tokens.
+        ((ROOT / "tests" / "data" / "ten-k-excerpt.md").read_text("utf-8"),
+         {"max_tokens": 200, "overlap": 100}),
+    ],
+    ids=["55t-overlap-32t", "220-overlap-100", "10-K-200t-overlap-100t"],
+)  # fmt: skip
+def test_overlap_on_long_prose_repeats_whole_sentences(text: str, sizes: dict[str, int]) -> None:
+    """A long one-line paragraph is cut after sentences (issue 37, item 4), and a chunk
+    repeats its predecessor's last whole sentences that fit in the overlap and beside
+    the next sentence."""
+    config = make_config("heading-aware", grammar="markdown", **sizes)  # type: ignore[arg-type]
+    chunks = build_index([record(text)], config)["chunks"]
+    overlap = sizes["overlap"]
+    repeated = [
+        text[after["start"] : before["end"]]
+        for section in by_section(chunks).values()
+        for before, after in pairwise(section)
+        if after["start"] < before["end"]
+    ]
+    assert len(repeated) >= len(chunks) // 3
+    for part in repeated:
+        assert measure(config, part) <= overlap
+        assert part[0].isupper() and part.rstrip().endswith("."), part
 
 
 def test_overlap_never_crosses_a_section() -> None:

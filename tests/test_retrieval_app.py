@@ -22,6 +22,7 @@ from explorer import (
 )
 from explorer.chunking.imports import ChunkFile
 from explorer.chunking.index import build_index, document_chunks
+from explorer.chunking.policies import make_config
 from explorer.chunking.snippet import snippet
 from explorer.pipeline import export_column
 from explorer.retrieval.evaluate import (
@@ -30,6 +31,8 @@ from explorer.retrieval.evaluate import (
     Evaluation,
     Judging,
     evaluate,
+    evaluation_of,
+    not_measured,
     sweep_columns,
 )
 from explorer.retrieval.questions import QuestionSet, parse_questions, place_question
@@ -42,7 +45,16 @@ from tests.test_app import errors, shown
 from tests.test_store_app import library_upload
 from ui import retrieval
 from ui.export import FORMATS
-from ui.retrieval import ADDED_ONLY, MAX_QUESTIONS_BYTES, UPLOAD, bundled_for, chosen_column
+from ui.retrieval import (
+    ADDED_ONLY,
+    MAX_QUESTIONS_BYTES,
+    UPLOAD,
+    bundled_for,
+    chosen_column,
+    decision_line,
+    scoreboard_rows,
+    verdict_rows,
+)
 
 APP = str(ROOT / "app.py")
 LIBRARY = ROOT / "fixtures" / "library"
@@ -89,6 +101,7 @@ def assert_scoreboard_is(at: AppTest, evaluation: Evaluation, which: int = 0) ->
     assert [r["Column"] for r in rows] == [p["name"] for p in evaluation["policies"]]
     for row, policy in zip(rows, evaluation["policies"], strict=True):
         s = policy["summary"]
+        assert s["measured"] and s["mean_chunk_chars"] is not None
         assert int(row["Chunks"].replace(",", "")) == s["chunk_count"]
         assert float(row["Mean size (chars)"].replace(",", "")) == round(s["mean_chunk_chars"])
         for label, value in (
@@ -429,6 +442,23 @@ def test_an_added_question_is_the_only_one_ranked_again(monkeypatch: pytest.Monk
     ranked.clear()
     at.radio(key="retriever").set_value("embedding").run()
     assert len(ranked) == 3 and all(1 <= n <= 6 for n in ranked)  # what it has not measured
+
+
+def test_a_column_not_measured_shows_why_and_is_in_no_verdict_nor_decision() -> None:
+    judged = expected()
+    note = "heading_required: grammar v1 cuts only a text that starts with a heading"
+    nothing = not_measured("v1", make_config("paragraph").as_json(), [note])
+    policies = [nothing, *judged["policies"]]
+    evaluation = evaluation_of(judged["retriever"], judged["k"], policies, Judging())
+    rows = scoreboard_rows(evaluation)
+    assert rows[0]["Recall"] == f"not measured: {note}"
+    assert set(rows[0]) == set(rows[1])  # the same cells, every other one a dash
+    assert {v for k, v in rows[0].items() if k not in ("Column", "Recall")} == {"—"}
+    assert rows[1:] == scoreboard_rows(judged)
+    assert evaluation["comparisons"] == judged["comparisons"]
+    assert evaluation["decision"] == judged["decision"]
+    assert "v1" not in decision_line(evaluation)
+    assert all("v1" not in row.values() for row in verdict_rows(evaluation, "recall"))
 
 
 # -- the sweep ------------------------------------------------------------------------------

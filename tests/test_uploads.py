@@ -283,3 +283,11 @@ def test_failure_advice_names_what_to_change() -> None:
     assert "up to 1 MiB" in too_large and "--max-document-bytes" in too_large
     assert "64 MiB" in too_large
     assert failure_advice("not_a_code") == "Fix what the detail says, then load it again."
+
+
+@pytest.mark.parametrize("code", ["not_utf8", "nul_byte", "heading_required"])
+def test_a_built_manifest_asks_for_the_file_again_never_for_its_digest(code: str) -> None:
+    # issue 37, item 14: under a manifest built for the files, nothing is pinned by hand
+    assert failure_advice(code).endswith("then pin its new SHA-256 in the manifest.")
+    built = failure_advice(code, drafted=True)
+    assert built.endswith("then upload it again.") and "SHA-256" not in built

@@ -47,15 +47,20 @@ def show_drafted(bundle: Bundle) -> None:
 
 
 def show_documents(
-    load: LoadResult, files: Mapping[str, bytes], skipped: Sequence[SkippedCheck] = ()
+    load: LoadResult,
+    files: Mapping[str, bytes],
+    skipped: Sequence[SkippedCheck] = (),
+    drafted: bool = False,
 ) -> None:
-    """Every document with its status; for each that failed, what to change, the full
-    SHA-256 of the file that came (copyable), and the checks it takes out."""
+    """Every document with its status; for each that failed, what to change (`drafted`:
+    under a manifest built here), the full SHA-256 of the file that came (copyable), and
+    the checks it takes out."""
     st.table(markdown_rows(document_rows(load)))
     for status in load.failures:
+        advice = failure_advice(str(status.status), drafted)
         st.markdown(
             f"**{markdown_literal(status.source_id)}** did not load "
-            f"({markdown_literal(str(status.status))}). {failure_advice(str(status.status))}"
+            f"({markdown_literal(str(status.status))}). {advice}"
         )
         data = files.get(status.path)
         if data is not None:

@@ -52,11 +52,11 @@ from explorer.retrieval.evaluate import (
     Budget,
     ColumnFigures,
     Evaluation,
-    Intervals,
     Judging,
     Measured,
     Metric,
     QuestionResult,
+    Summary,
     evaluate,
     evaluation_of,
     measure_column,
@@ -465,6 +465,7 @@ def question_form(
 # -- what the tab shows ---------------------------------------------------------------------
 
 
+NOT_MEASURED = "not measured"
 FEW_QUESTIONS = 30  # fewer than this behind a verdict: the tab warns
 METRIC_LABELS: dict[Metric, str] = {
     "recall": "recall",
@@ -489,16 +490,25 @@ BUDGET_HELP = (
 )
 
 
-def _interval(ci: Intervals | None, metric: Metric) -> str:
+def _shown(value: float | None, spec: str) -> str:
+    """A figure as the scoreboard shows it; a dash for a column not measured."""
+    return "—" if value is None else format(value, spec)
+
+
+def _interval(summary: Summary, metric: Metric) -> str:
+    """A mean's 95 % interval as shown: none without a bootstrap, a dash when the column
+    measured nothing."""
+    ci = summary["ci"]
     if ci is None:
-        return "none"
+        return "none" if summary["measured"] else "—"
     low, high = ci[metric]
     return f"{low:.3f} to {high:.3f}"
 
 
 def scoreboard_rows(evaluation: Evaluation) -> list[dict[str, str]]:
     """One row per column: its size, the means over the questions (recall's and the
-    decision metric's 95 % intervals beside them), and the tokens retrieved, as shown."""
+    decision metric's 95 % intervals beside them), and the tokens retrieved, as shown; a
+    column that measured nothing says so, and why, in its Recall cell, never 0."""
     decision = evaluation["decision"]
     metric: Metric = decision["metric"] if decision is not None else "recall"
     rows = []
@@ -506,20 +516,22 @@ def scoreboard_rows(evaluation: Evaluation) -> list[dict[str, str]]:
         s = policy["summary"]
         row = {
             "Column": policy["name"],
-            "Chunks": f"{s['chunk_count']:,}",
-            "Mean size (chars)": f"{s['mean_chunk_chars']:,.0f}",
-            "Recall": f"{s['recall']:.3f}",
-            "Recall 95 %": _interval(s["ci"], "recall"),
-            "Precision": f"{s['precision']:.3f}",
-            "IoU": f"{s['iou']:.3f}",
-            "Hit rate": f"{s['hit']:.3f}",
-            "Precision Ω": f"{s['precision_omega']:.3f}",
-            "MRR": f"{s['mrr']:.3f}",
-            "nDCG": f"{s['ndcg']:.3f}",
-            "Tokens retrieved": f"{s['retrieved_tokens']:,.0f}",
+            "Chunks": _shown(s["chunk_count"], ","),
+            "Mean size (chars)": _shown(s["mean_chunk_chars"], ",.0f"),
+            "Recall": _shown(s["recall"], ".3f"),
+            "Recall 95 %": _interval(s, "recall"),
+            "Precision": _shown(s["precision"], ".3f"),
+            "IoU": _shown(s["iou"], ".3f"),
+            "Hit rate": _shown(s["hit"], ".3f"),
+            "Precision Ω": _shown(s["precision_omega"], ".3f"),
+            "MRR": _shown(s["mrr"], ".3f"),
+            "nDCG": _shown(s["ndcg"], ".3f"),
+            "Tokens retrieved": _shown(s["retrieved_tokens"], ",.0f"),
         }
+        if not s["measured"]:
+            row["Recall"] = f"{NOT_MEASURED}: {'; '.join(policy.get('notes', []))}"
         if metric != "recall":
-            row[f"{METRIC_LABELS[metric]} 95 %"] = _interval(s["ci"], metric)
+            row[f"{METRIC_LABELS[metric]} 95 %"] = _interval(s, metric)
         rows.append(row)
     return rows
 
@@ -639,8 +651,12 @@ def show_question(
 ) -> str:
     """Pick a question: its answer, then each column's view with the ranked hits.
     Returns the question's document."""
-    first = evaluation["policies"][0]["questions"]
+    measured = [p for p in evaluation["policies"] if p["summary"]["measured"]]
+    first = measured[0]["questions"] if measured else []
     ids = [q["id"] for q in first]
+    if not ids:
+        st.info("No column was measured, so there is no hit to show.")
+        return next(iter(texts))
     pending = st.session_state.pop("question_next", None)
     if pending in ids:
         st.session_state["question"] = pending
@@ -668,6 +684,9 @@ def show_question(
     for place, policy in zip(places, evaluation["policies"], strict=True):
         column = shown.get(policy["name"])
         with place:
+            if not policy["summary"]["measured"]:
+                st.info(f"{markdown_literal(policy['name'])}: {NOT_MEASURED}.")
+                continue
             own = policy["questions"][position]
             if column is None or column.result["index_id"] != policy["index_id"]:
                 st.warning(f"{markdown_literal(policy['name'])} is not shown on this page.")
@@ -754,6 +773,7 @@ def sweep_chart(evaluation: Evaluation, axis: str) -> alt.Chart:
         for p in evaluation["policies"]
         for s in [p["summary"]]
         for f, v in (("recall", s["recall"]), ("IoU", s["iou"]), ("hit rate", s["hit"]))
+        if v is not None  # a size not measured has no point
     ]
     chart: alt.Chart = (
         alt.Chart({"values": points})

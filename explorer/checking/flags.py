@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from ..chunking.config import ChunkConfig
 from ..chunking.index import ChunkRecord
 from ..chunking.tokens import count_tokens
+from ..grammars.prose import SENTENCE_END
 from ..memo import once
 from .report import FlagCounts
 
@@ -72,8 +73,9 @@ def only_flags(flagged: Sequence[tuple[str, ...]], kept: frozenset[str]) -> list
 
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
-# A sentence ends with . ! ? or … , then perhaps closing quotes, brackets or emphasis.
-_SENTENCE_END = re.compile("[.!?\u2026][\"'\u201d\u2019\u00bb)\\]}*_`]*$")
+# A sentence ends with . ! ? or … , then perhaps closing quotes, brackets or emphasis
+# (as the markdown grammar cuts a long line after one).
+_SENTENCE_END = re.compile(SENTENCE_END + "$")
 # What a chunk may open with before its first word: blanks, list and quote markers, emphasis.
 _LEAD = re.compile(r"[\s>*+\-_`#]*(?:\d+[.)]\s+)?[*_`]*")
 _BACK_REFERENCE = re.compile(

@@ -415,17 +415,26 @@ MAX_NAMED = 5  # documents a column's note names before saying how many more
 
 
 class Readable(NamedTuple):
-    """The documents a column cuts, what its column says of the others, and, when it can
-    cut none, the refusal that says why (naming the column)."""
+    """The documents a column cuts, what its column says of the others, when it can cut
+    none the refusal that says why (naming the column), and when it leaves some out the
+    refusal of a command that must cut them all."""
 
     documents: list[DocumentRecord]
     notes: list[str]
     refusal: ExplorerError | None = None
+    partial: ExplorerError | None = None
 
     def required(self) -> list[DocumentRecord]:
         """The documents, or the refusal where there are none (an index needs one)."""
         if self.refusal is not None:
             raise self.refusal
+        return self.documents
+
+    def whole(self) -> list[DocumentRecord]:
+        """Every document, or the refusal naming those left out: an artifact (an index
+        file, chunk maps) lists every document of its manifest unless `--skip-failed`."""
+        if self.partial is not None:
+            raise self.partial
         return self.documents
 
 
@@ -478,19 +487,26 @@ def readable(documents: Sequence[DocumentRecord], config: ChunkConfig, name: str
         return Readable(kept, [])
     named = ", ".join(repr(source_id) for source_id in left[:MAX_NAMED])
     more = f" and {len(left) - MAX_NAMED} more" if len(left) > MAX_NAMED else ""
-    note = (
-        f"{refusal.code.value}: grammar {grammar.name} cuts only a text that starts with a "
-        f"heading, so this column leaves out {len(left)} of {len(documents)} documents "
-        f"({named}{more}); the markdown grammar reads them"
+    leaves_out = (
+        f"grammar {grammar.name} cuts only a text that starts with a heading, so this column "
+        f"leaves out {len(left)} of {len(documents)} documents ({named}{more}); the markdown "
+        "grammar reads them"
+    )
+    note = f"{refusal.code.value}: {leaves_out}"
+    partial = ExplorerError(
+        refusal.code,
+        f"the column {name!r} cuts under grammar {grammar.name} only a text that starts with "
+        f"a heading, and {len(left)} of {len(documents)} documents ({named}{more}) do not: "
+        "cut them under the markdown grammar, or pass --skip-failed to leave them out",
     )
     if kept:
-        return Readable(kept, [note])
+        return Readable(kept, [note], None, partial)
     none = ExplorerError(
         refusal.code,
         f"the column {name!r} cuts under grammar {grammar.name}, which reads none of the "
         f"documents: {refusal.detail}",
     )
-    return Readable([], [note], none)
+    return Readable([], [note], none, partial)
 
 
 def build_index(

@@ -7,6 +7,9 @@ whitespace after those, when the character after the whitespace is an upper-case
 a digit or an opening quote or bracket; except after a single `.` that follows an
 abbreviation (`ABBREVIATIONS`), one letter (an initial) or a word with a `.` inside
 (`e.g`, `U.S`, `example.com`).
+
+A long line under the markdown grammar is cut by another, simpler rule (`grammars.prose`,
+§4b): using either rule in the other's place changes that side's recorded chunks.
 """
 
 from __future__ import annotations

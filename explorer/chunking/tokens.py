@@ -196,6 +196,9 @@ class Chars:
         _check(size, overlap)
         return _char_windows(start, end, size, overlap)
 
+    def reach(self, text: str, start: int, end: int, size: int) -> int:
+        return min(start + size, end)
+
 
 class Tokens:
     """cl100k_base tokens (see `count_tokens`)."""
@@ -228,6 +231,17 @@ class Tokens:
         """`token_windows`, taken once per text within `derived_once`."""
         what = ("windows", start, end, size, overlap)
         return iter(once(text, what, lambda: tuple(token_windows(text, start, end, size, overlap))))
+
+    def reach(self, text: str, start: int, end: int, size: int) -> int:
+        """The first window of a stretch some times the size, wider only when that
+        window reaches the stretch's end: a long line is read about once in all."""
+        width = 6 * size + 16
+        while True:
+            high = min(end, start + width)
+            stop = token_windows(text, start, high, size)[0][1]
+            if stop < high or high == end:
+                return stop
+            width *= 2
 
 
 def _measure_tokens(text: str, units: Sequence[Span], known: Sequence[int | None]) -> Measures:

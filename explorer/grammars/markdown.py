@@ -23,6 +23,7 @@ from markdown_it_pyrs import MarkdownIt as MarkdownItRs
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from ..memo import once
+from .prose import line_pieces
 from .units import Measures, Unit
 from .v1 import Piece, Span
 
@@ -488,13 +489,14 @@ def split_block(
     text: str, block: Span, size: int, unit: Unit, keep: Sequence[Span] = ()
 ) -> list[Piece]:
     """A block in pieces of at most `size`, cut between lines where one can be, each
-    group of lines with its measure (a window of a line without).
+    group of lines with its measure (a piece of a line with its measure or without).
 
     Neighbouring lines are grouped greedily; a line larger than `size` on its own is cut
-    by the unit (`Unit.cut`). Each span of `keep` (whole lines, in order: code nested in
-    the block) that fits in `size` counts as one line, so no cut falls inside it. Token
-    counts of lines do not always add up, so a group of lines is measured as a whole
-    (`Measures.run`, or counted again) and gives back lines until it fits.
+    in its sentences, words or windows (`line_pieces`). Each span of `keep` (whole lines,
+    in order: code nested in the block) that fits in `size` counts as one line, so no cut
+    falls inside it. Token counts of lines do not always add up, so a group of lines is
+    measured as a whole (`Measures.run`, or counted again) and gives back lines until it
+    fits.
     """
     start, end = block
     whole = [(a, b) for a, b in keep if start <= a < b <= end and unit.measure(text[a:b]) <= size]
@@ -520,7 +522,7 @@ def split_block(
     first = 0
     while first < len(lines):
         if costs[first] > size:
-            pieces.extend((window, None) for window in unit.cut(text, *lines[first], size))
+            pieces.extend(line_pieces(text, *lines[first], size, unit))
             first += 1
             continue
         stop, total = first, 0

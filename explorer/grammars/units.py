@@ -52,6 +52,10 @@ class Unit(Protocol):
         run of them (`Measures.run`) without measuring its text again; `known`, if
         given, holds each unit's measure where it was taken already (None: not)."""
 
+    def reach(self, text: str, start: int, end: int, size: int) -> int:
+        """Where the first window of `cut` (no overlap) ends, found without cutting the
+        rest of the span, and not kept: a long line's pieces ask it once each."""
+
     def cut(self, text: str, start: int, end: int, size: int, overlap: int = 0) -> Iterable[Span]:
         """Windows of `text[start:end]`, each measuring at most `size` on its own.
 

@@ -137,26 +137,29 @@ class Intervals(TypedDict):
 class Summary(TypedDict):
     """Means over the questions; `hit` is the share of questions with a hit; `std` the
     population standard deviations of the questions' figures; `ci` their means' bootstrap
-    intervals (null without a bootstrap)."""
+    intervals (null without a bootstrap). A column that measured nothing has `measured`
+    false and every figure null, `std` and `ci` included, never 0."""
 
-    recall: float
-    precision: float
-    iou: float
-    hit: float
-    precision_omega: float
-    mrr: float
-    ndcg: float
-    retrieved_tokens: float
-    chunk_count: int
-    mean_chunk_chars: float
-    std: Figures
+    measured: bool
+    recall: float | None
+    precision: float | None
+    iou: float | None
+    hit: float | None
+    precision_omega: float | None
+    mrr: float | None
+    ndcg: float | None
+    retrieved_tokens: float | None
+    chunk_count: int | None
+    mean_chunk_chars: float | None
+    std: Figures | None
     ci: Intervals | None
 
 
 @strict_shape
 class PolicyEvaluation(TypedDict):
     """One column's figures; a column that can cut none of the documents (grammar v1 and
-    no leading heading) retrieves nothing: `index_id` "", no chunks, its `notes` say why."""
+    no leading heading) is not measured: `index_id` "", no questions, its summary's
+    `measured` false and figures null, its `notes` saying why."""
 
     name: str
     config: ConfigJson
@@ -427,10 +430,10 @@ def figure_of(result: QuestionResult, metric: Metric) -> float:
     return float(value)
 
 
-def summary_mean(policy: PolicyEvaluation, metric: Metric) -> float:
-    """A column's mean on `metric`."""
-    summary = policy["summary"]
-    return float(summary[metric])
+def summary_mean(policy: PolicyEvaluation, metric: Metric) -> float | None:
+    """A column's mean on `metric`; None when it measured nothing."""
+    value = policy["summary"][metric]
+    return None if value is None else float(value)
 
 
 def summarize(results: Sequence[QuestionResult], chunk_count: int, chunk_chars: int) -> Summary:
@@ -445,6 +448,7 @@ def summarize(results: Sequence[QuestionResult], chunk_count: int, chunk_chars: 
     columns = {metric: [figure_of(r, metric) for r in results] for metric in METRICS}
     std = {m: _figure(float(np.std(v))) if v else 0.0 for m, v in columns.items()}
     return {
+        "measured": True,
         "recall": mean(columns["recall"]),
         "precision": mean(columns["precision"]),
         "iou": mean(columns["iou"]),
@@ -534,9 +538,8 @@ def _policy(
 ) -> PolicyEvaluation:
     """One column's evaluation: its index built and validated, every question searched."""
     cut = readable(documents, config, name)
-    if not cut.documents:  # its grammar reads none: measured as retrieving nothing
-        results = [question_result(question, [], NO_CHUNK, budget) for question in placed]
-        return policy_evaluation(name, config.as_json(), "", results, 0, 0, cut.notes)
+    if not cut.documents:  # its grammar reads none: not measured, its notes say why
+        return not_measured(name, config.as_json(), cut.notes)
     index = validate_index(build_index(cut.documents, config, limits, given), limits)
     chunks = index["chunks"]
     try:
@@ -573,6 +576,32 @@ def policy_evaluation(
     return evaluation
 
 
+def not_measured(name: str, config: ConfigJson, notes: Sequence[str]) -> PolicyEvaluation:
+    """The part of a column that measured nothing: no index, no question, figures null."""
+    return {
+        "name": name,
+        "config": config,
+        "index_id": "",
+        "summary": {
+            "measured": False,
+            "recall": None,
+            "precision": None,
+            "iou": None,
+            "hit": None,
+            "precision_omega": None,
+            "mrr": None,
+            "ndcg": None,
+            "retrieved_tokens": None,
+            "chunk_count": None,
+            "mean_chunk_chars": None,
+            "std": None,
+            "ci": None,
+        },
+        "questions": [],
+        "notes": list(notes),
+    }
+
+
 @dataclass(frozen=True)
 class Judging:
     """How a run is measured and judged beyond k: the budget (None: the top k whole),
@@ -605,20 +634,23 @@ def require_metric(name: str) -> Metric:
 def judged(
     policies: Sequence[PolicyEvaluation], judging: Judging, limits: Limits
 ) -> tuple[list[PolicyEvaluation], list[Comparison], Decision | None]:
-    """Each column's intervals, every pair's verdicts, and the decision, from the
-    questions' figures (`decide`); none without resamples or questions."""
-    results = [policy["questions"] for policy in policies]
+    """Each measured column's intervals, every pair of measured columns' verdicts, and
+    the decision among them, from the questions' figures (`decide`); none without
+    resamples or questions. A column not measured has no question: it keeps its place
+    and its null figures, and is in no comparison and never chosen."""
+    places = [n for n, policy in enumerate(policies) if policy["summary"]["measured"]]
+    results = [policies[n]["questions"] for n in places]
     questions = len(results[0]) if results else 0
     if not judging.resamples or not questions:
         return list(policies), [], None
     figures = [[[figure_of(r, m) for r in rs] for m in METRICS] for rs in results]
     found = bootstrap(figures, judging.resamples, judging.seed, limits.scores_held, LEVEL)
-    with_ci: list[PolicyEvaluation] = []
-    for policy, per_metric in zip(policies, found.per_column, strict=True):
+    with_ci = list(policies)
+    for n, per_metric in zip(places, found.per_column, strict=True):
         ci = {m: [low, high] for m, (low, high) in zip(METRICS, per_metric, strict=True)}
-        summary: Summary = {**policy["summary"], "ci": INTERVALS.validate_python(ci)}
-        with_ci.append({**policy, "summary": summary})
-    names = [policy["name"] for policy in policies]
+        summary: Summary = {**policies[n]["summary"], "ci": INTERVALS.validate_python(ci)}
+        with_ci[n] = {**policies[n], "summary": summary}
+    names = [policies[n]["name"] for n in places]
     comparisons: list[Comparison] = [
         {
             "a": names[v.a],
@@ -776,9 +808,12 @@ def curve(evaluation: Evaluation) -> str:
         config = policy["config"]
         tokens = config.get("max_tokens")
         size_text = f"{tokens}t" if tokens is not None else str(config.get("max_chars") or "-")
+        row = f"{policy['name']:<{width}}{size_text:>8}"
+        if not s["measured"]:
+            lines.append(f"{row}  not measured: {'; '.join(policy.get('notes', []))}")
+            continue
         lines.append(
-            f"{policy['name']:<{width}}{size_text:>8}{s['chunk_count']:>8}"
-            f"{s['mean_chunk_chars']:>8.0f}"
+            f"{row}{s['chunk_count']:>8}{s['mean_chunk_chars']:>8.0f}"
             f"{s['recall']:>8.3f}{s['precision']:>8.3f}{s['iou']:>8.3f}{s['hit']:>8.3f}"
         )
     return "\n".join(lines) + "\n"

@@ -209,8 +209,8 @@ class BM25:
     """BM25 as the `bm25s` package scores it (Lucene's variant, k1 = 1.5, b = 0.75),
     computed by `bm25_scores` so that shards of an index score as the whole does. Text
     is lower-cased, split into runs of two or more word characters, English stop words
-    (bm25s's list) dropped, and each word reduced by the Snowball English stemmer
-    (PyStemmer), for chunks and questions alike."""
+    (scikit-learn's list, `stopwords`) dropped, and each word reduced by the Snowball
+    English stemmer (PyStemmer), for chunks and questions alike."""
 
     name = "bm25"
 

@@ -1,8 +1,9 @@
-"""The words a search counts, one tokenizer for the Retrieval tab's BM25 and the
-persistent index's search: text lower-cased, split into runs of two or more word
-characters, English stop words (bm25s's list) dropped. BM25 then stems each word (the
-Snowball English stemmer); the index's full-text table holds the words unstemmed, so its
-queries use them as they are."""
+"""The words a search counts, one tokenizer for the Retrieval tab's BM25 (search and
+`evaluate` alike) and the persistent index's search: text lower-cased, split into runs
+of two or more word characters, English stop words (scikit-learn's list of 318,
+`stopwords`) dropped. BM25 then stems each word (the Snowball English stemmer); the
+index's full-text table holds the words unstemmed, so its queries use them as they
+are."""
 
 from __future__ import annotations
 
@@ -10,22 +11,17 @@ import importlib
 import logging
 import re
 from collections.abc import Sequence
-from functools import cache
+
+from .stopwords import ENGLISH_STOP_WORDS
 
 TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 _WORD = re.compile(TOKEN_PATTERN)
-
-
-@cache
-def stop_words() -> frozenset[str]:
-    """bm25s's English stop words (imported on first use: the package is large)."""
-    return frozenset(importlib.import_module("bm25s.stopwords").STOPWORDS_EN)
+_SORTED_STOP_WORDS = sorted(ENGLISH_STOP_WORDS)
 
 
 def words(text: str) -> list[str]:
     """The words of `text` a search counts, in order, unstemmed."""
-    dropped = stop_words()
-    return [word for word in _WORD.findall(text.lower()) if word not in dropped]
+    return [word for word in _WORD.findall(text.lower()) if word not in ENGLISH_STOP_WORDS]
 
 
 def bm25_terms(texts: Sequence[str]) -> list[list[str]]:
@@ -36,7 +32,7 @@ def bm25_terms(texts: Sequence[str]) -> list[list[str]]:
     terms: list[list[str]] = bm25s.tokenize(
         list(texts),
         token_pattern=TOKEN_PATTERN,
-        stopwords=sorted(stop_words()),
+        stopwords=_SORTED_STOP_WORDS,
         stemmer=stemmer,
         return_ids=False,
         show_progress=False,

@@ -137,8 +137,8 @@ _ADVICE = {
         f"{_mebibytes(MAX_DOCUMENT_BYTES_LIMIT)}, and --max-converted-chars the second to "
         f"{MAX_CONVERTED_CHARS_LIMIT:,}."
     ),
-    ErrorCode.NOT_UTF8: "Save the file as UTF-8, then pin its new SHA-256.",
-    ErrorCode.NUL_BYTE: "Remove the NUL bytes (is it a text file?), then pin its new SHA-256.",
+    ErrorCode.NOT_UTF8: "Save the file as UTF-8, {then}.",
+    ErrorCode.NUL_BYTE: "Remove the NUL bytes (is it a text file?), {then}.",
     ErrorCode.EMPTY_DOCUMENT: "Give the file some text, or remove it from the manifest.",
     ErrorCode.ENCRYPTED_DOCUMENT: (
         "The PDF needs a password to open: save a copy without one (open it and print it "
@@ -163,14 +163,22 @@ _ADVICE = {
     ErrorCode.HEADING_REQUIRED: (
         "Choose the markdown grammar (in the app's sidebar; --grammar markdown on the "
         "command line), which reads a text without a leading heading; or start the text "
-        "with a '# ' heading line, then pin its new SHA-256."
+        "with a '# ' heading line, {then}."
     ),
 }
 
 
-def failure_advice(code: str) -> str:
-    """What to change so a document that failed with `code` loads."""
+# How an advice ends once the file is changed: a manifest given pins the file's bytes,
+# a manifest built here for the files (`draft_manifest`) pins what comes.
+_PIN = "then pin its new SHA-256 in the manifest"
+_UPLOAD = "then upload it again"
+
+
+def failure_advice(code: str, drafted: bool = False) -> str:
+    """What to change so a document that failed with `code` loads; `drafted`: the
+    manifest was built for the files that came, so nothing is to be pinned by hand."""
     try:
-        return _ADVICE.get(ErrorCode(code), "Fix what the detail says, then load it again.")
+        advice = _ADVICE.get(ErrorCode(code), "Fix what the detail says, then load it again.")
     except ValueError:
         return "Fix what the detail says, then load it again."
+    return advice.replace("{then}", _UPLOAD if drafted else _PIN)

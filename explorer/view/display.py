@@ -124,6 +124,23 @@ def count_words(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
+def failed_documents_line(failed: int, total: int) -> str:
+    """The warning over a set of documents some of which did not load: what became of
+    them, and of the others only when there are others."""
+    where = "listed under Documents below with what to change"
+    if failed >= total:
+        if total == 1:
+            return f"The document failed to load; it is {where}."
+        return f"All {total:,} documents failed to load; they are {where}."
+    one = failed == 1
+    others = total - failed
+    return (
+        f"{failed:,} of {total:,} documents failed to load; {'it is' if one else 'they are'} "
+        f"{where}, {'its' if one else 'their'} span checks are marked not evaluated, and "
+        f"the {'other one' if others == 1 else count_words(others, 'other')} can be explored."
+    )
+
+
 def size_words(config: Mapping[str, object]) -> str:
     """A column's size as every place names it: `max_chars 220`, `max_tokens 256`."""
     chunk_file, library = config.get("chunk_file"), config.get("library")

@@ -69,24 +69,36 @@ def _interval_words(mean: float, interval: Sequence[float] | None) -> str:
     return f"{mean:.3f}, 95 % interval {interval[0]:.3f} to {interval[1]:.3f}"
 
 
+def _not_measured(policy: PolicyEvaluation) -> str:
+    """What a column that measured nothing shows in place of its figures, and why."""
+    return "; ".join(["not measured", *policy.get("notes", [])])
+
+
 def _summary_table(policies: Sequence[PolicyEvaluation]) -> str:
     head = "".join(f"<th>{_text(LABELS[m])}</th>" for m in METRICS)
     rows = []
     for policy in policies:
         summary = policy["summary"]
+        if not summary["measured"]:
+            rows.append(
+                f"<tr><td>{_text(policy['name'])}</td>"
+                f'<td colspan="{3 + len(METRICS)}" class="tie">{_text(_not_measured(policy))}'
+                "</td></tr>"
+            )
+            continue
         ci = summary["ci"]
         cells = []
         for metric in METRICS:
-            mean = float(summary[metric])
+            mean = float(summary[metric] or 0.0)  # measured: every figure is a number
             interval = ci[metric] if ci is not None else None
             cells.append(
                 f"<td>{mean:.3f} {error_bar(mean, interval)}<br>"
                 f"<small>{_text(_interval_words(mean, interval).partition(', ')[2])}</small></td>"
             )
         rows.append(
-            f"<tr><td>{_text(policy['name'])}</td><td>{summary['chunk_count']:,}</td>"
-            f"<td>{summary['mean_chunk_chars']:,.0f}</td>"
-            f"<td>{summary['retrieved_tokens']:,.1f}</td>{''.join(cells)}</tr>"
+            f"<tr><td>{_text(policy['name'])}</td><td>{summary['chunk_count'] or 0:,}</td>"
+            f"<td>{summary['mean_chunk_chars'] or 0.0:,.0f}</td>"
+            f"<td>{summary['retrieved_tokens'] or 0.0:,.1f}</td>{''.join(cells)}</tr>"
         )
     return (
         "<table><tr><th>Column</th><th>Chunks</th><th>Mean size (chars)</th>"
@@ -167,7 +179,10 @@ def sweep_chart(policies: Sequence[PolicyEvaluation]) -> str:
         )
     for row, (metric, colour) in enumerate(SWEEP_LINES.items()):
         points = [
-            (x(size), y(summary_mean(p, metric))) for size, p in zip(sizes, policies, strict=True)
+            (x(size), y(mean))
+            for size, p in zip(sizes, policies, strict=True)
+            for mean in [summary_mean(p, metric)]
+            if mean is not None  # a size not measured has no point
         ]
         path = " ".join(f"{px},{py}" for px, py in points)
         parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>')
@@ -189,6 +204,8 @@ def sweep_chart(policies: Sequence[PolicyEvaluation]) -> str:
 
 
 def _questions(policy: PolicyEvaluation) -> str:
+    if not policy["summary"]["measured"]:
+        return f"<p>{_text(policy['name'])}: {_text(_not_measured(policy))}</p>"
     head = "".join(f"<th>{_text(LABELS[m])}</th>" for m in METRICS)
     rows = []
     for q in policy["questions"]:
@@ -219,7 +236,8 @@ def evaluation_page(evaluation: Evaluation, sweep: bool = False) -> str:
     verdicts, the sweep's chart (when `sweep`), each question's figures, and the index
     ids and configs that reproduce the run."""
     policies = evaluation["policies"]
-    questions = len(policies[0]["questions"]) if policies else 0
+    measured = [p for p in policies if p["summary"]["measured"]]
+    questions = len(measured[0]["questions"]) if measured else 0
     budget = evaluation["budget"]
     boot = evaluation["bootstrap"]
     settings = [

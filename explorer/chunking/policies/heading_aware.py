@@ -96,30 +96,30 @@ class _Packer:
 
     def repeated(self, previous: int, new: int, overlap: int) -> int:
         """The first of the trailing units of the previous chunk `[previous, new - 1]` that
-        the next chunk repeats: the longest run measuring at most `overlap`, never the
+        the next chunk repeats: the longest run measuring at most `overlap` that leaves
+        room for unit `new` (the run and it measure at most the size together), never the
         previous chunk's first unit (so starts strictly increase)."""
         first = new
         while first - 1 > previous and self.estimate(first - 1, new - 1) <= overlap:
             first -= 1
         while first < new and self.measure(first, new - 1) > overlap:
             first += 1
+        while first < new and self.measure(first, new) > self.size:
+            first += 1
         return first
 
     def run(self, overlap: int) -> list[Span]:
         """Chunks in order. With `overlap`, each chunk after the section's first starts with
-        the previous chunk's trailing units that measure at most `overlap` together, then
-        takes new units while the whole measures at most the size; it always takes one new
-        unit at least, and when that one does not fit beside the repeated units it drops
-        them. A unit larger than the size (a v1 paragraph) is a chunk of its own."""
+        the longest run of the previous chunk's trailing units that measures at most
+        `overlap` and leaves room for one new unit (`repeated`), then takes new units while
+        the whole measures at most the size; it always takes one new unit at least. A unit
+        larger than the size (a v1 paragraph) is a chunk of its own."""
         chunks: list[Span] = []
         new = 0
         previous = -1
         while new < len(self.starts):
             first = self.repeated(previous, new, overlap) if overlap and chunks else new
-            last, fits = self.extend(first, new)
-            if not fits and first < new:
-                first = new
-                last, _ = self.extend(first, new)
+            last, _ = self.extend(first, new)
             chunks.append((self.starts[first], self.ends[last]))
             previous, new = first, last + 1
         return chunks

@@ -79,5 +79,5 @@ def corrupt(path: str, what: str, reason: object) -> ExplorerError:
     return ExplorerError(
         ErrorCode.CORRUPT_DOCUMENT,
         f"{path!r} is not a readable {what} ({reason}); it may be damaged or cut short: "
-        "open it in its program and save or export it again, then pin its new SHA-256",
+        "open it in its program and save or export it again",
     )
