@@ -13,9 +13,9 @@ configuration) and the markdown grammar's (heading-aware 1200 characters); `--pa
 times one of them. With `--address`, the ray runs join that running cluster (`ray start
 --head`) instead of starting one each; when nothing answers there, the Ray figure is
 skipped with a note (`make bench` runs the fast path so, docs/performance.md#ray). Each
-run also prints the CPU seconds of the command and the processes it waited for (its
-`--workers`), which the machine's load changes far less than the wall time; a Ray
-run's workers belong to the cluster, so its figure is the driver's alone.
+run also prints the CPU seconds it took (the command's, its `--workers`' and, on a
+cluster running on this machine, its Ray workers'), which the machine's load changes
+far less than the wall time.
 """
 
 from __future__ import annotations
@@ -54,6 +54,57 @@ def _peak_rss(pid: int) -> int:
     return 0
 
 
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _stat(pid: int) -> tuple[str, int, float]:
+    """A process's name, parent and CPU seconds so far (user and system)."""
+    text = Path(f"/proc/{pid}/stat").read_text()
+    fields = text[text.rindex(")") + 2 :].split()
+    return (
+        text[text.index("(") + 1 : text.rindex(")")],
+        int(fields[1]),
+        (int(fields[11]) + int(fields[12])) / TICKS,
+    )
+
+
+def _pids() -> list[int]:
+    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+
+
+def raylets(address: str | None) -> set[int]:
+    """This machine's raylets of the cluster at `address` (its GCS port), whose children
+    are the cluster's workers: none when the cluster runs elsewhere."""
+    if not address:
+        return set()
+    port = address.rpartition(":")[2]
+    found = set()
+    for pid in _pids():
+        try:
+            arguments = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if arguments[0].endswith(b"/raylet") and any(
+            a.startswith(b"--gcs-address=") and a.endswith(b":" + port.encode()) for a in arguments
+        ):
+            found.add(pid)
+    return found
+
+
+def workers_cpu(parents: set[int], before: set[int], seen: dict[int, float]) -> None:
+    """The CPU seconds so far of each Ray worker (`ray::…`) of `parents` not running
+    `before` the run (its job's workers), kept in `seen` (a worker's last reading)."""
+    for pid in _pids():
+        if pid in before:
+            continue
+        try:
+            name, parent, cpu = _stat(pid)
+        except (OSError, ValueError):
+            continue
+        if parent in parents and name.startswith("ray::"):
+            seen[pid] = cpu
+
+
 # The local engine alone in one process, the same on this machine's CPUs (`--workers`,
 # default), and Ray.
 ENGINES = {
@@ -66,27 +117,33 @@ ENGINES = {
 def run(
     manifest: Path, engine: str, out: Path, policy: list[str], address: str | None
 ) -> tuple[float, int, float]:
-    """Seconds, the driver's peak RSS and the CPU seconds of one `index` run (the
-    command's and its children's: `--workers`' processes, not a cluster's)."""
+    """Seconds, the driver's peak RSS and the CPU seconds of one `index` run: the
+    command's, its children's (`--workers`' processes) and, on a cluster whose raylet
+    runs on this machine, its job's workers' (read every 50 ms until the command
+    exits, so a worker's last instants may be missed)."""
     command = [sys.executable, "-m", "explorer", "index", str(manifest), *policy, *LIMITS]
     command += [*ENGINES[engine], "--out", str(out)]
     if engine == "ray" and address:
         command += ["--address", address]
+    parents = raylets(address) if engine == "ray" else set()
+    before = set(_pids())
+    workers: dict[int, float] = {}
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE, env=ENVIRONMENT)
     peak = 0
     while True:
         peak = max(peak, _peak_rss(process.pid))
+        workers_cpu(parents, before, workers)
         pid, status, usage = os.wait4(process.pid, os.WNOHANG)
         if pid:
             break
-        time.sleep(0.1)
+        time.sleep(0.05)
     seconds = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)  # reaped here, with its rusage
     if process.returncode != 0:
         assert process.stderr is not None
         raise SystemExit(f"{engine} failed: {process.stderr.read().decode()[-2000:]}")
-    return seconds, peak, usage.ru_utime + usage.ru_stime
+    return seconds, peak, usage.ru_utime + usage.ru_stime + sum(workers.values())
 
 
 def reachable(address: str) -> bool:
