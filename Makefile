@@ -55,11 +55,20 @@ docs-build: $(DEV_STAMP)
 schemas: $(DEV_STAMP)
 	$(BIN)/python -m explorer.schema
 
+# Ray is timed against a running cluster (docs/performance.md#ray), started beforehand:
+#   RAY_AUTH_MODE=disabled .venv/bin/ray start --head --port 6379 --num-cpus 2
+# and skipped with a note when none answers at RAY_BENCH_ADDRESS.
+RAY_BENCH_ADDRESS ?= 127.0.0.1:6379
+RAY_BENCH_CORPUS ?= /tmp/explorer-bench-c104
 bench: $(DEV_STAMP)
 	PYTHONPATH=. $(BIN)/python scripts/bench_peers.py
 	PYTHONPATH=. $(BIN)/python scripts/bench.py
 	PYTHONPATH=. $(BIN)/python scripts/bench_convert.py
 	PYTHONPATH=. $(BIN)/python scripts/bench_decide.py --app
+	test -f $(RAY_BENCH_CORPUS)/manifest.json || \
+	  $(BIN)/python scripts/make_corpus.py $(RAY_BENCH_CORPUS) --size-gb 0.0969
+	RAY_AUTH_MODE=disabled PYTHONPATH=. $(BIN)/python scripts/bench_ray.py \
+	  $(RAY_BENCH_CORPUS)/manifest.json --path fast --runs 3 --address $(RAY_BENCH_ADDRESS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis site

@@ -35,10 +35,7 @@ from functools import cache
 from hashlib import sha256
 from itertools import islice
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
-
-import numpy as np
-from numpy.typing import NDArray
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from ..chunking.config import ChunkConfig, loading_grammar
 from ..chunking.index import (
@@ -100,6 +97,10 @@ from ..sources.loading import (
     require_total_bytes,
 )
 from ..sources.manifest import Manifest, ManifestDocument
+
+if TYPE_CHECKING:  # numpy is imported where vectors are made: an index's workers make none
+    import numpy as np
+    from numpy.typing import NDArray
 
 # How long `--address` may take to accept a connection before it is refused.
 CONNECT_SECONDS = 5
