@@ -191,3 +191,71 @@ def test_the_excerpt_is_one_line_per_paragraph() -> None:
     paragraphs = [p for p in TEN_K.split("\n\n") if not p.startswith("#")]
     assert len(paragraphs) == 3 and all("\n" not in p.strip() for p in paragraphs)
     assert all(1300 <= len(p) <= 2300 for p in paragraphs)
+
+
+# The corpus's one-line paragraph of exactly 100 characters (fastapi's
+# advanced/additional-responses.md): with its newline, one character over the size.
+LINE_OF_THE_SIZE = (
+    "## Additional media types for the main response"
+    " { #additional-media-types-for-the-main-response }\n\n"
+    "You can use this same `responses` parameter to add different media types for the"
+    " same main response.\n\n"
+    "For example, you can add an additional media type of `image/png`.\n"
+)
+
+
+@pytest.mark.parametrize("overlap", [0, 30])
+def test_a_line_of_the_size_and_its_newline_is_the_line(overlap: int) -> None:
+    """The line's one piece (the line without its newline) is its chunk: before, a block
+    cut in one piece was kept whole, newline and all, and measured 101 (issue 37, item 4)."""
+    line = LINE_OF_THE_SIZE.split("\n\n")[1]
+    assert len(line) == 100
+    chunks = chunks_of(LINE_OF_THE_SIZE, max_chars=100, overlap=overlap)
+    assert line in [c["text"] for c in chunks]
+    assert all(len(c["text"]) <= 100 for c in chunks)
+
+
+# Words of one token each, with or without a space before them.
+TOKEN_WORDS = ["a", "to", "the", "data", "we", "chunk", "is", "of", "size", "x"]
+
+
+@st.composite
+def near_the_size(draw: st.DrawFn) -> tuple[str, dict[str, int]]:
+    """Markdown of one-line paragraphs (some under headings), each measuring about the
+    size, a small one in characters or tokens, with or without overlap."""
+    in_tokens = draw(st.booleans())
+    size = draw(st.integers(3, 16) if in_tokens else st.integers(4, 40))
+    blocks = []
+    for _ in range(draw(st.integers(1, 6))):
+        if draw(st.booleans()):
+            blocks.append("## " + draw(st.sampled_from(TOKEN_WORDS)))
+        length = draw(st.integers(max(1, size - 2), size + 2))
+        ender = draw(st.sampled_from(["", ".", "!", '."']))
+        if in_tokens:
+            words = draw(st.lists(st.sampled_from(TOKEN_WORDS), min_size=length, max_size=length))
+            line = " ".join(words) + ender
+        else:
+            line = draw(st.text(alphabet="ab .,", min_size=length, max_size=length))
+            line = "a" + line[1:-1] + "b" if length > 1 else "a"
+            line = line[: length - len(ender)] + ender if length > len(ender) else line
+        blocks.append(line)
+    text = "\n\n".join(blocks) + draw(st.sampled_from(["", "\n", "\n\n"]))
+    sizes = {"max_tokens" if in_tokens else "max_chars": size}
+    overlap = draw(st.integers(0, size - 1))
+    if overlap:
+        sizes["overlap"] = overlap
+    return text, sizes
+
+
+@settings(max_examples=300, deadline=None)
+@given(near_the_size())
+def test_no_chunk_of_one_line_paragraphs_near_the_size_is_larger(
+    case: tuple[str, dict[str, int]],
+) -> None:
+    """docs/contract.md §5b: under the markdown grammar every heading-aware chunk
+    measures at most the size (but a single character that alone is more)."""
+    text, sizes = case
+    size = sizes.get("max_tokens") or sizes["max_chars"]
+    measure = count_tokens if "max_tokens" in sizes else len
+    for chunk in chunks_of(text, **sizes):
+        assert measure(chunk["text"]) <= size or len(chunk["text"]) == 1, (chunk, sizes)

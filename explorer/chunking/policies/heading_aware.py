@@ -31,19 +31,22 @@ def _cut(
     text: str, section: GrammarSection, size: int, unit: Unit, units: list[Span], costs: list[int]
 ) -> tuple[list[Span], list[int | None]]:
     """The units (measuring `costs`), each larger than the size replaced by the pieces
-    the grammar cuts it in (those not blank); and the measure of each where known."""
+    the grammar cuts it in (those not blank); and the measure of each where known.
+
+    A single piece is a piece too: it may be narrower than its unit (a one-line block
+    one newline over the size is the line without it, §4b), so its own span is kept;
+    where it is the whole unit (a v1 paragraph), the unit's measure is known."""
     kept: list[Span] = []
     known: list[int | None] = []
     for (start, end), cost in zip(units, costs, strict=True):
-        pieces = section.split(text, (start, end), size, unit) if cost > size else []
-        if len(pieces) > 1:
-            for (a, b), measure in pieces:
-                if not text[a:b].isspace():
-                    kept.append((a, b))
-                    known.append(measure)
-        else:
+        if cost <= size:
             kept.append((start, end))
             known.append(cost)
+            continue
+        for piece, measure in section.split(text, (start, end), size, unit):
+            if not text[piece[0] : piece[1]].isspace():
+                kept.append(piece)
+                known.append(cost if piece == (start, end) else measure)
     return kept, known
 
 
