@@ -23,7 +23,7 @@ IDLE = (
     '[data-test-connection-state="CONNECTED"]'
 )
 # The columns' views: the diff view under them (`cbx-dv`) is a view of two columns.
-COLUMN_VIEWS = ".cbx-view:not(.cbx-dv)"
+COLUMN_VIEWS = ".cbx-view[data-policy]:not(.cbx-dv)"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

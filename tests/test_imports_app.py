@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 from explorer.pipeline import Settings
 from explorer.sources.loading import DirectoryReader, load_documents
 from explorer.sources.manifest import parse_manifest
-from tests.appserver import running_app
+from tests.appserver import COLUMN_VIEWS, running_app
 from tests.conftest import MANIFEST, ROOT
 from tests.test_browser import browser, wait_idle
 from ui.chunk_files import column_name
@@ -68,7 +68,7 @@ def test_an_uploaded_langchain_file_is_a_fourth_column_with_its_verdict(
     wait_idle(page)
     view = page.locator("[data-policy='langchain']")
     expect(view).to_be_visible(timeout=30_000)
-    expect(page.locator("[data-policy]")).to_have_count(4)
+    expect(page.locator(COLUMN_VIEWS)).to_have_count(4)
     expect(view).to_contain_text("save-copy-qualifier")
     expect(view).to_contain_text("imported langchain chunks")
     matrix = page.locator("table.cbx-matrix")
@@ -88,7 +88,7 @@ def test_a_chunk_file_that_cannot_be_placed_is_named_and_left_out_alone(
     uploader.set_input_files([str(langchain_file(tmp_path)), str(broken)])
     wait_idle(page)
     expect(page.locator("[data-policy='langchain']")).to_be_visible(timeout=30_000)
-    expect(page.locator("[data-policy]")).to_have_count(4)
+    expect(page.locator(COLUMN_VIEWS)).to_have_count(4)
     alert = page.locator("[data-testid='stAlert']").filter(has_text="are left out")
     expect(alert).to_have_count(1)
     expect(alert).to_contain_text("invalid_chunk_file: your chunks 'broken' are left out:")
