@@ -17,7 +17,7 @@ import pytest
 
 from explorer import POLICIES, build_index, load_documents, make_config
 from explorer.chunking.index import write_index
-from explorer.cli import _write_atomically
+from explorer.cli.files import _write_atomically
 from explorer.errors import ErrorCode, ExplorerError
 from explorer.pipeline import Settings, compare, write_comparison
 from explorer.sources.loading import DirectoryReader, LoadResult
