@@ -555,7 +555,7 @@ def _embedder(args: argparse.Namespace) -> Embedder | None:
 
 
 def _engine_options(sub: argparse.ArgumentParser) -> None:
-    """Where the documents are chunked (explorer/engine_ray.py; README "Running on a cluster")."""
+    """Where the documents are chunked (explorer/engines/ray.py; docs/cluster.md)."""
     sub.add_argument(
         "--engine",
         choices=["local", "ray"],
