@@ -168,12 +168,21 @@ def _names(keys: list[str], configs: list[ChunkConfig]) -> list[str]:
 
 def _planned(key: str, grammar: str) -> ChunkConfig:
     """A column's config from the values its widgets hold before they are drawn."""
-    policy = POLICIES[_policy(key)]
+    policy = OWN_POLICIES[_policy(key)]
     default = policy.default_max_chars
     if default is None:
         return make_config(policy.name, grammar=grammar)
     tokens = bool(st.session_state.get(_tokens(key), False))
     size = int(st.session_state.get(_size(key, tokens)) or (default // 4 if tokens else default))
+    if policy.name == SEMANTIC.name:
+        return make_config(
+            SEMANTIC.name,
+            None if tokens else size,
+            max_tokens=size if tokens else None,
+            grammar=grammar,
+            breakpoint_percentile=int(st.session_state.get(_percentile(key), DEFAULT_PERCENTILE)),
+            window=int(st.session_state.get(_window(key), DEFAULT_WINDOW)),
+        )
     overlap = min(int(st.session_state.get(_overlap(key)) or 0), size - 1)
     if tokens:
         return make_config(policy.name, max_tokens=size, overlap=overlap, grammar=grammar)
