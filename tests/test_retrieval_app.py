@@ -40,7 +40,7 @@ from explorer.retrieval.retrievers import RetrieverName
 from explorer.sources.documents import document_record
 from explorer.view.display import markdown_literal
 from explorer.view.render import render_ranked_view
-from tests.conftest import MANIFEST, ROOT
+from tests.conftest import MANIFEST, ROOT, open_tab
 from tests.test_app import errors, shown
 from tests.test_store_app import library_upload
 from ui import retrieval
@@ -66,7 +66,8 @@ pytestmark = pytest.mark.usefixtures("private_index")
 
 
 def start() -> AppTest:
-    return AppTest.from_file(APP, default_timeout=120).run()
+    """The app with its Retrieval tab open."""
+    return open_tab(AppTest.from_file(APP, default_timeout=120), "Retrieval").run()
 
 
 def library() -> AppTest:
