@@ -674,3 +674,22 @@ def test_markdown_beside_an_imported_file_on_a_text_without_a_heading() -> None:
     at.run()
     assert not at.exception and not errors(at)
     assert column_names(at)[-1] == "mine"
+
+
+def test_a_closed_retrieval_tab_ranks_nothing_and_keeps_its_choices() -> None:
+    """A step on the Explore tab runs no retrieval; the tab opened again shows the same
+    choices (k, the uploaded questions file) and its scoreboard."""
+    at = library()
+    at.slider(key="retrieval_k").set_value(3).run()
+    upload_questions(at, (LIBRARY / "questions.json").read_bytes())
+    assert scoreboard(at)
+    open_tab(at, "Explore boundaries").run()
+    at.slider(key="heading-aware").set_value(300).run()
+    assert not at.exception
+    assert not [t for t in at.table if "Recall" in t.value.columns]
+    assert not [s for s in at.slider if s.key == "retrieval_k"]
+    open_tab(at, "Retrieval").run()
+    assert at.slider(key="retrieval_k").value == 3
+    assert at.radio(key="questions_source").value == UPLOAD
+    assert "Questions from questions.json, uploaded before." in [shown(c.value) for c in at.caption]
+    assert [r["Column"] for r in scoreboard(at)] == COLUMNS
