@@ -72,7 +72,7 @@ from ui.chunk_files import (
     with_other_pipelines,
 )
 from ui.columns import GRAMMAR, column_controls, seed_columns
-from ui.common import QUOTE_HELP, held, show_error
+from ui.common import QUOTE_HELP, TAB, TAB_KEPT, TABS, held, show_error
 from ui.curve import curve_beside
 from ui.detail import show_detail
 from ui.diff import diff_section, pair_row, show_diff
@@ -486,15 +486,21 @@ def page() -> None:
     except ExplorerError as error:
         show_error(error)
         return
-    explore_tab, index_tab, retrieval_tab = st.tabs(
-        ["Explore boundaries", "Persistent index", "Retrieval"]
-    )
+    # The Explore tab is drawn in every run; the other two only while open (a switch of
+    # tab reruns the page), so a step on the Explore tab ranks no question and opens no
+    # index: it costs the same with or without questions.
+    if TAB not in st.session_state:
+        st.session_state[TAB] = st.session_state.get(TAB_KEPT, TABS[0])
+    explore_tab, index_tab, retrieval_tab = st.tabs(list(TABS), key=TAB, on_change="rerun")
+    st.session_state[TAB_KEPT] = st.session_state[TAB]
     with explore_tab:
         explore_page(key, manifest, load, files, settings, drafted)
-    with index_tab:
-        index_page(manifest, load, settings, drafted)
-    with retrieval_tab:
-        retrieval_page(key, manifest, load, settings, cached_runner(key))
+    if index_tab.open:
+        with index_tab:
+            index_page(manifest, load, settings, drafted)
+    if retrieval_tab.open:
+        with retrieval_tab:
+            retrieval_page(key, manifest, load, settings, cached_runner(key))
     st.caption(f"Server time for this view: {time.perf_counter() - began:.3f} s")
 
 

@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from explorer.cli import main
+from ui.common import TAB, TABS
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "fixtures" / "aster"
@@ -120,3 +122,11 @@ def private_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     db = tmp_path / "index.db"
     monkeypatch.setenv("EXPLORER_DB", str(db))
     return db
+
+
+def open_tab(at: AppTest, label: str) -> AppTest:
+    """Open the tab `label` for the next run, as a click on it does: the app runs the
+    Persistent index and Retrieval tabs only while open."""
+    assert label in TABS
+    at.session_state[TAB] = label
+    return at

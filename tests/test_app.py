@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 import explorer.pipeline as pipeline
 from explorer import ErrorCode, ExplorerError
 from explorer.store import SearchMode
-from tests.conftest import FIXTURE, MANIFEST, ROOT, golden_index, sha256_hex, zipped
+from tests.conftest import FIXTURE, MANIFEST, ROOT, golden_index, open_tab, sha256_hex, zipped
 
 APP = str(ROOT / "app.py")
 LIBRARY = ROOT / "fixtures" / "library"
@@ -717,7 +717,7 @@ def library_files(manifest: str) -> list[tuple[str, bytes, str]]:
 
 
 def test_ingest_the_bundled_fixture_and_search_it() -> None:
-    at = start()
+    at = open_tab(start(), "Persistent index").run()
     assert any("No run yet" in i.value for i in at.info)
     at.button(key="ingest").click().run()
     assert [s.value for s in at.success] == [
@@ -738,7 +738,7 @@ def test_an_update_and_a_deletion_show_in_runs_search_and_receipts(
 ) -> None:
     monkeypatch.setenv("EXPLORER_TENANTS", "*")  # the server opens every tenant
     monkeypatch.setenv("EXPLORER_ALLOW_DELETIONS", "true")
-    at = upload(library_files("manifest.json"))
+    at = open_tab(upload(library_files("manifest.json")), "Persistent index").run()
     at.button(key="ingest").click().run()
     at.file_uploader(key="upload").set_value(library_files("manifest-run2.json")).run()
     at.button(key="ingest").click().run()
@@ -756,14 +756,14 @@ def test_an_update_and_a_deletion_show_in_runs_search_and_receipts(
 
 def test_a_corrupt_index_file_is_reported(private_index: Path) -> None:
     private_index.write_bytes(b"not a database" * 100)
-    at = start()
+    at = open_tab(start(), "Persistent index").run()
     assert any("invalid_store" in e for e in errors(at))
     at.button(key="ingest").click().run()
     assert any("invalid_store" in e for e in errors(at))
 
 
 def test_a_search_hit_snippet_is_shown_as_text_not_markdown() -> None:
-    at = start()
+    at = open_tab(start(), "Persistent index")
     at.radio(key="source").set_value(PASTE).run()
     at.text_area(key="paste").set_value(
         "# Evil\n\nSee ![p](http://evil.example/p.png) for the pixel.\n"
@@ -779,7 +779,7 @@ def test_a_search_hit_snippet_is_shown_as_text_not_markdown() -> None:
 
 
 def test_no_hit_names_the_tenant_as_text() -> None:
-    at = start()
+    at = open_tab(start(), "Persistent index").run()
     at.button(key="ingest").click().run()
     at.radio(key="search_mode").set_value(SearchMode.BM25)
     at.text_input(key="query").set_value("zzzzqqqq").run()

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from explorer import ChunkConfig, DirectoryReader, build_index, load_documents, parse_manifest
 from explorer.chunking.policies import make_config
 from explorer.jsonio import dump_json
-from tests.conftest import FIXTURE, MANIFEST
+from tests.conftest import FIXTURE, MANIFEST, open_tab
 from tests.test_app import (
     PASTE,
     UPLOAD,
@@ -240,7 +240,8 @@ def test_plain_files_say_this_upload_is_the_whole_set_with_a_preview(
     monkeypatch.setenv("EXPLORER_ALLOW_DELETIONS", "true")
     at = start()
     at.radio(key="source").set_value(UPLOAD).run()
-    at.file_uploader(key="upload").set_value(PLAIN).run()
+    at.file_uploader(key="upload").set_value(PLAIN)
+    open_tab(at, "Persistent index").run()
     at.button(key="ingest").click().run()
     assert any("added 3" in s.value for s in at.success)
     at.file_uploader(key="upload").set_value(PLAIN[:2]).run()
@@ -255,7 +256,8 @@ def test_plain_files_say_this_upload_is_the_whole_set_with_a_preview(
 def test_the_whole_set_is_offered_only_where_deletions_are_allowed() -> None:
     at = start()  # a shared index: deletions off unless the server allows them
     at.radio(key="source").set_value(UPLOAD).run()
-    at.file_uploader(key="upload").set_value(PLAIN).run()
+    at.file_uploader(key="upload").set_value(PLAIN)
+    open_tab(at, "Persistent index").run()
     assert at.checkbox(key="whole_set").disabled
 
 

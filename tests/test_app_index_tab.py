@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import open_tab
 from tests.test_app import UPLOAD, start, table_rows
 from tests.test_app_daily import PLAIN
 
@@ -17,7 +18,8 @@ def test_after_the_deleting_run_no_warning_stays_and_the_receipt_is_in_words(
     monkeypatch.setenv("EXPLORER_ALLOW_DELETIONS", "true")
     at = start()
     at.radio(key="source").set_value(UPLOAD).run()
-    at.file_uploader(key="upload").set_value(PLAIN).run()
+    at.file_uploader(key="upload").set_value(PLAIN)
+    open_tab(at, "Persistent index").run()
     at.button(key="ingest").click().run()
     at.file_uploader(key="upload").set_value(PLAIN[:2]).run()
     at.checkbox(key="whole_set").check().run()
@@ -39,7 +41,8 @@ def test_each_served_document_has_a_delete_action_with_its_receipt(
     monkeypatch.setenv("EXPLORER_ALLOW_DELETIONS", "true")
     at = start()
     at.radio(key="source").set_value(UPLOAD).run()
-    at.file_uploader(key="upload").set_value(PLAIN).run()
+    at.file_uploader(key="upload").set_value(PLAIN)
+    open_tab(at, "Persistent index").run()
     at.button(key="ingest").click().run()
     at.button(key="delete_default_b").click().run()  # asks first
     assert not [t for t in at.table if "Cleared from" in t.value.columns]
@@ -56,6 +59,7 @@ def test_each_served_document_has_a_delete_action_with_its_receipt(
 def test_no_delete_action_where_deletions_are_off() -> None:
     at = start()  # a shared index: deletions off unless the server allows them
     at.radio(key="source").set_value(UPLOAD).run()
-    at.file_uploader(key="upload").set_value(PLAIN).run()
+    at.file_uploader(key="upload").set_value(PLAIN)
+    open_tab(at, "Persistent index").run()
     at.button(key="ingest").click().run()
     assert not [b for b in at.button if b.key and b.key.startswith("delete_")]

@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 from explorer import Settings
 from explorer.chunking.index import build_index
 from explorer.retrieval.drafting import boundary_passages
+from tests.conftest import open_tab
 from tests.test_app import PASTE, errors, shown, start
 from tests.test_retrieval_app import library, library_load
 
@@ -48,7 +49,7 @@ def test_the_button_fills_the_form_with_a_passage_across_a_boundary() -> None:
 
 
 def test_a_document_with_no_boundary_in_a_section_says_so() -> None:
-    at = start()
+    at = open_tab(start(), "Retrieval")
     at.radio(key="source").set_value(PASTE).run()
     at.text_area(key="paste").set_value("# One\n\nA single short sentence.\n").run()
     draft(at, "paragraph", "pasted")
@@ -57,7 +58,7 @@ def test_a_document_with_no_boundary_in_a_section_says_so() -> None:
 
 
 def paste_and_draft(text: str, presses: int) -> tuple[AppTest, list[str]]:
-    at = start()
+    at = open_tab(start(), "Retrieval")
     at.radio(key="source").set_value(PASTE).run()
     at.text_area(key="paste").set_value(text).run()
     at.selectbox(key="draft_column").set_value("paragraph").run()

@@ -19,7 +19,7 @@ from explorer.retrieval.evaluate import evaluate
 from explorer.retrieval.questions import parse_questions
 from explorer.retrieval.vectors import VectorCache
 from tests import embedders
-from tests.conftest import ROOT
+from tests.conftest import ROOT, open_tab
 from tests.test_app import errors, shown
 from tests.test_endpoint import KEY, KEY_ENV, asking, embeddings, requests, serve
 from tests.test_retrieval_app import LIBRARY, assert_scoreboard_is, library_load
@@ -41,7 +41,7 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[HTTPServer]:
 
 def configured(server: HTTPServer, **query: str) -> AppTest:
     """The app with one embedder and one generator configured, on the stub server."""
-    at = AppTest.from_file(APP, default_timeout=120)
+    at = open_tab(AppTest.from_file(APP, default_timeout=120), "Retrieval")
     endpoint = {"base_url": server.url_for("/v1"), "api_key_env": KEY_ENV}
     at.secrets["embedders"] = {"team": {**endpoint, "model": "stub-embed", "batch": 64}}
     at.secrets["generators"] = {"writer": {**endpoint, "model": "stub-chat"}}
@@ -94,7 +94,7 @@ def test_a_link_naming_an_embedder_not_configured_is_ignored_with_a_note(
 
 
 def test_without_configured_endpoints_there_is_no_picker() -> None:
-    at = AppTest.from_file(APP, default_timeout=120)
+    at = open_tab(AppTest.from_file(APP, default_timeout=120), "Retrieval")
     at.query_params["embedder"] = "team"
     at.run()
     library_upload(at, "manifest.json")
@@ -103,7 +103,7 @@ def test_without_configured_endpoints_there_is_no_picker() -> None:
 
 
 def test_a_bad_endpoint_entry_is_not_offered(server: HTTPServer) -> None:
-    at = AppTest.from_file(APP, default_timeout=120)
+    at = open_tab(AppTest.from_file(APP, default_timeout=120), "Retrieval")
     at.secrets["embedders"] = {
         "files": {"base_url": "file:///etc/passwd", "model": "m"},
         "nomodel": {"base_url": server.url_for("/v1")},

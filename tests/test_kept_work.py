@@ -16,7 +16,7 @@ from explorer.retrieval.questions import QuestionSet, parse_questions, questions
 from explorer.sources.kept import carried, document_digests
 from explorer.sources.manifest import with_span_checks
 from explorer.sources.uploads import bundle_from_files, manifest_json
-from tests.conftest import MANIFEST
+from tests.conftest import MANIFEST, open_tab
 from tests.test_app import UPLOAD, add_check, download_labels, errors, matrix, start
 from tests.test_retrieval_app import add_question
 from ui.retrieval import ADDED_ONLY
@@ -152,7 +152,7 @@ def test_a_check_on_a_document_that_changed_is_not_carried() -> None:
 
 
 def test_a_question_survives_adding_a_file_and_removing_another() -> None:
-    at = uploaded(("alpha.md", ALPHA), ("beta.md", BETA))
+    at = open_tab(uploaded(("alpha.md", ALPHA), ("beta.md", BETA)), "Retrieval").run()
     at.radio(key="questions_source").set_value(ADDED_ONLY).run()
     add_question(at, "How often does the key rotate?", "alpha", "every 30 days")
     add_question(at, "How long for a refund?", "beta", "within 14 days")
@@ -167,7 +167,7 @@ def test_a_question_survives_adding_a_file_and_removing_another() -> None:
 
 
 def test_the_work_is_offered_for_download() -> None:
-    at = uploaded(("alpha.md", ALPHA))
+    at = open_tab(uploaded(("alpha.md", ALPHA)), "Retrieval").run()
     assert "Download the manifest with these checks" in download_labels(at)
     assert not any("questions" in label for label in download_labels(at))
     at.radio(key="questions_source").set_value(ADDED_ONLY).run()

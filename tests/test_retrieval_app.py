@@ -40,7 +40,7 @@ from explorer.retrieval.retrievers import RetrieverName
 from explorer.sources.documents import document_record
 from explorer.view.display import markdown_literal
 from explorer.view.render import render_ranked_view
-from tests.conftest import MANIFEST, ROOT
+from tests.conftest import MANIFEST, ROOT, open_tab
 from tests.test_app import errors, shown
 from tests.test_store_app import library_upload
 from ui import retrieval
@@ -66,7 +66,8 @@ pytestmark = pytest.mark.usefixtures("private_index")
 
 
 def start() -> AppTest:
-    return AppTest.from_file(APP, default_timeout=120).run()
+    """The app with its Retrieval tab open."""
+    return open_tab(AppTest.from_file(APP, default_timeout=120), "Retrieval").run()
 
 
 def library() -> AppTest:
@@ -673,3 +674,22 @@ def test_markdown_beside_an_imported_file_on_a_text_without_a_heading() -> None:
     at.run()
     assert not at.exception and not errors(at)
     assert column_names(at)[-1] == "mine"
+
+
+def test_a_closed_retrieval_tab_ranks_nothing_and_keeps_its_choices() -> None:
+    """A step on the Explore tab runs no retrieval; the tab opened again shows the same
+    choices (k, the uploaded questions file) and its scoreboard."""
+    at = library()
+    at.slider(key="retrieval_k").set_value(3).run()
+    upload_questions(at, (LIBRARY / "questions.json").read_bytes())
+    assert scoreboard(at)
+    open_tab(at, "Explore boundaries").run()
+    at.slider(key="heading-aware").set_value(300).run()
+    assert not at.exception
+    assert not [t for t in at.table if "Recall" in t.value.columns]
+    assert not [s for s in at.slider if s.key == "retrieval_k"]
+    open_tab(at, "Retrieval").run()
+    assert at.slider(key="retrieval_k").value == 3
+    assert at.radio(key="questions_source").value == UPLOAD
+    assert "Questions from questions.json, uploaded before." in [shown(c.value) for c in at.caption]
+    assert [r["Column"] for r in scoreboard(at)] == COLUMNS

@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 from explorer import ErrorCode, ExplorerError
 from explorer.store import SearchMode
 from explorer.store.scratch import require_room
-from tests.conftest import ROOT
+from tests.conftest import ROOT, open_tab
 from tests.test_app import errors as shown_errors
 from ui import index_tab
 from ui.index_tab import IndexSettings, index_settings
@@ -34,7 +34,8 @@ def library_upload(at: AppTest, manifest: str) -> None:
 
 
 def start() -> AppTest:
-    return AppTest.from_file(APP, default_timeout=60).run()
+    """The app with its Persistent index tab open."""
+    return open_tab(AppTest.from_file(APP, default_timeout=60), "Persistent index").run()
 
 
 def unset_index_settings(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -162,7 +163,7 @@ def test_the_secrets_file_can_name_the_shared_index(
 ) -> None:
     unset_index_settings(monkeypatch)
     shared = tmp_path / "from-secrets.db"
-    at = AppTest.from_file(APP, default_timeout=60)
+    at = open_tab(AppTest.from_file(APP, default_timeout=60), "Persistent index")
     at.secrets["EXPLORER_DB"] = str(shared)
     at.run()
     ingest(at)

@@ -11,6 +11,14 @@ from explorer.view.display import markdown_literal
 
 T = TypeVar("T")
 
+# The page's tabs, and the session's key for the one open: the Explore tab runs in every
+# run, the other two only while open (setting the key opens one, as a click does).
+TABS = ("Explore boundaries", "Persistent index", "Retrieval")
+TAB = "tab"
+# The tab open when the tabs were last drawn: a run that stops before them (files being
+# uploaded) drops the widget's state, and the tab comes back open once they are drawn.
+TAB_KEPT = "tab_kept"
+
 # Under every box that takes a quote: how a quote is matched (docs/contract.md §4).
 QUOTE_HELP = (
     "Copy it from a view, or type it: line breaks and runs of spaces match any whitespace, "

@@ -88,9 +88,12 @@ def draft_button(load: LoadResult, columns: Sequence[Column]) -> None:
         "A passage across a boundary of",
         [c.name for c in columns],
         key="draft_column",
+        persist_state="session",
         format_func=plain_text,
     )
-    places[1].selectbox("in", list(texts), key="draft_doc", format_func=plain_text)
+    places[1].selectbox(
+        "in", list(texts), key="draft_doc", persist_state="session", format_func=plain_text
+    )
     generator_picker(places[0])
     places[2].button(
         "Draft from a boundary",

@@ -144,6 +144,7 @@ def generator_picker(place: DeltaGenerator) -> None:
         "Question written by",
         [NO_GENERATOR, *names],
         key=GENERATOR,
+        persist_state="session",
         format_func=lambda name: name or "you",
         help="Leave it to you, or ask a model this server's operator configured (the "
         "passage is sent to that endpoint).",

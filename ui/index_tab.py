@@ -154,6 +154,7 @@ def whole_set(
         "This upload is the whole set: delete from the index every document it does not "
         "list (the manifest's `complete: true`)",
         key="whole_set",
+        persist_state="session",
         disabled=not allow_deletions,
         help="Without it, a file dropped before and not now stays served."
         + ("" if allow_deletions else " Deletions are turned off on this server."),
@@ -251,7 +252,7 @@ def show_index(store: Store, seen: frozenset[str] | None, deleting: Deleting | N
     tenants = [tenant for tenant in store.tenants() if may_see(tenant)]
     if tenants:
         left, middle, right = st.columns([2, 5, 1])
-        tenant = left.selectbox("Tenant", tenants, key="tenant")
+        tenant = left.selectbox("Tenant", tenants, key="tenant", persist_state="session")
         st.caption(
             f"What tenant {markdown_literal(repr(tenant))} is served: each document's active "
             "version, and the run that made it active (`explorer documents`)."
@@ -260,8 +261,8 @@ def show_index(store: Store, seen: frozenset[str] | None, deleting: Deleting | N
         st.table(markdown_rows([document.cells() for document in documents]))
         if deleting is not None and documents:
             delete_actions(store, tenant, [d.source_id for d in documents], deleting)
-        query = middle.text_input("Query", key="query")
-        k = right.number_input("Hits", 1, 50, 5, key="hits")
+        query = middle.text_input("Query", key="query", persist_state="session")
+        k = right.number_input("Hits", 1, 50, 5, key="hits", persist_state="session")
         mode = (
             st.radio(
                 "Search mode",
@@ -269,6 +270,7 @@ def show_index(store: Store, seen: frozenset[str] | None, deleting: Deleting | N
                 format_func=MODE_HELP.__getitem__,
                 horizontal=True,
                 key="search_mode",
+                persist_state="session",
             )
             or SearchMode.HYBRID
         )

@@ -362,20 +362,43 @@ def require_search_bound(questions: QuestionSet, chunk_count: int, what: str) ->
 # -- the questions ---------------------------------------------------------------------------
 
 
+# The questions file uploaded, kept apart from its widget: Streamlit drops a widget's
+# state in a run that does not draw it, and a closed Retrieval tab is not drawn.
+UPLOADED = "questions_uploaded"
+# The sources of questions offered last: the choice among them is kept while the tab is
+# closed (the widget's state persists), and starts anew when other documents offer others.
+OFFERED = "questions_offered"
+
+
+def keep_upload() -> None:
+    """The uploader's callback: a file uploaded, or removed, is what the session keeps."""
+    st.session_state[UPLOADED] = st.session_state.get("questions_upload")
+
+
 def chosen_file(manifest: Manifest) -> QuestionSet | None:
     """The questions file picked (a bundled one, or an upload), or None."""
     bundled = bundled_for(manifest)
     options = [b.label for b in bundled] + [ADDED_ONLY, UPLOAD]
-    choice = st.radio("Questions", options, key="questions_source")
+    if st.session_state.get(OFFERED) != options:  # other documents: their own file first
+        st.session_state.pop("questions_source", None)
+        st.session_state.pop(UPLOADED, None)
+        st.session_state[OFFERED] = options
+    choice = st.radio("Questions", options, key="questions_source", persist_state="session")
     if choice == ADDED_ONLY:
         return None
     if choice != UPLOAD:
         return next(b.questions for b in bundled if b.label == choice)
-    upload = st.file_uploader(
-        "questions.json (questions_version 1)", type=["json"], key="questions_upload"
+    st.file_uploader(
+        "questions.json (questions_version 1)",
+        type=["json"],
+        key="questions_upload",
+        on_change=keep_upload,
     )
+    upload = st.session_state.get(UPLOADED)
     if upload is None:
         return None
+    if st.session_state.get("questions_upload") is None:  # the tab was closed since
+        st.caption(f"Questions from {markdown_literal(upload.name)}, uploaded before.")
     if upload.size > MAX_QUESTIONS_BYTES:
         raise ExplorerError(
             ErrorCode.INVALID_QUESTIONS,
@@ -422,6 +445,7 @@ def question_form(
             "Question",
             max_chars=MAX_QUOTE_CHARS,
             key="new_question_text",
+            persist_state="session",
             placeholder="How long is the refund window?",
         )
         where = st.selectbox(
@@ -430,11 +454,13 @@ def question_form(
             index=source_ids.index(source_id) if source_id in source_ids else 0,
             format_func=plain_text,
             key="new_question_doc",
+            persist_state="session",
         )
         first = st.text_area(
             "Answer: quote it from the document (the quote must occur once)",
             max_chars=MAX_QUOTE_CHARS,
             key="new_question_quote",
+            persist_state="session",
             height=80,
             help=QUOTE_HELP,
         )
@@ -442,6 +468,7 @@ def question_form(
             "A second quote, e.g. the qualifier that belongs with it (optional)",
             max_chars=MAX_QUOTE_CHARS,
             key="new_question_quote_2",
+            persist_state="session",
             height=68,
             help=QUOTE_HELP,
         )
@@ -598,16 +625,22 @@ def judging_controls() -> Judging:
         0,
         100,
         key="retrieval_budget",
+        persist_state="session",
         help=BUDGET_HELP,
     )
     unit = places[1].radio(
-        "Budget in", list(BUDGET_UNITS), key="retrieval_budget_unit", horizontal=True
+        "Budget in",
+        list(BUDGET_UNITS),
+        key="retrieval_budget_unit",
+        persist_state="session",
+        horizontal=True,
     )
     metric = places[2].selectbox(
         "Decide by",
         METRICS,
         format_func=lambda m: METRIC_LABELS[m],
         key="retrieval_decide_by",
+        persist_state="session",
         help=DECIDE_HELP,
     )
     budget: Budget | None = None
@@ -681,6 +714,7 @@ def show_question(
         ids,
         format_func=lambda i: plain_text(f"{i}: {asked[i]}"[:160]),
         key="question",
+        persist_state="session",
     )
     position = ids.index(picked)
     result = first[position]
@@ -738,11 +772,17 @@ def sweep(
         st.caption("No column on this page has a size to sweep.")
         return
     places = st.columns([2, 1, 1, 1, 1])
-    name = places[0].selectbox("Column", list(sized), key="sweep_policy")
-    unit = places[1].radio("Size in", list(UNITS), key="sweep_unit")
-    low = places[2].number_input("From", 1, MAX_SWEEP_SIZE, 100, 50, key="sweep_from")
-    high = places[3].number_input("To", 1, MAX_SWEEP_SIZE, 1000, 50, key="sweep_to")
-    step = places[4].number_input("Step", 1, MAX_SWEEP_SIZE, 100, 50, key="sweep_step")
+    name = places[0].selectbox("Column", list(sized), key="sweep_policy", persist_state="session")
+    unit = places[1].radio("Size in", list(UNITS), key="sweep_unit", persist_state="session")
+    low = places[2].number_input(
+        "From", 1, MAX_SWEEP_SIZE, 100, 50, key="sweep_from", persist_state="session"
+    )
+    high = places[3].number_input(
+        "To", 1, MAX_SWEEP_SIZE, 1000, 50, key="sweep_to", persist_state="session"
+    )
+    step = places[4].number_input(
+        "Step", 1, MAX_SWEEP_SIZE, 100, 50, key="sweep_step", persist_state="session"
+    )
     if name is None or unit is None:  # a selectbox and a radio with options have a value
         return
     config = sized[name]
@@ -839,9 +879,17 @@ def retrieval_page(
         except ExplorerError as error:
             show_error(error)
             file = None
-    k = places[1].slider("k: chunks retrieved per question", *K_RANGE, DEFAULT_K, key="retrieval_k")
+    k = places[1].slider(
+        "k: chunks retrieved per question",
+        *K_RANGE,
+        DEFAULT_K,
+        key="retrieval_k",
+        persist_state="session",
+    )
     retrievers: list[RetrieverName] = ["bm25", "embedding", "hybrid"]
-    retriever = places[2].radio("Retriever", retrievers, key="retriever", help=RETRIEVER_HELP)
+    retriever = places[2].radio(
+        "Retriever", retrievers, key="retriever", persist_state="session", help=RETRIEVER_HELP
+    )
     if retriever is None:  # a radio with options always has a value
         retriever = retrievers[0]
     embedder_picker(places[2])
