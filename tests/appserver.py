@@ -181,3 +181,15 @@ class Health:
     def __exit__(self, *_: object) -> None:
         self.stop.set()
         self.thread.join(timeout=10)
+
+
+def stay_idle(page: Page, quiet_ms: int = 1_000) -> None:
+    """Wait until the page has been idle for `quiet_ms`: a click that reruns the page (a
+    kept-open panel, a tab) may start its run after an idle check has passed, and a list
+    opened meanwhile is drawn again, losing what was typed into it."""
+    for _ in range(30):
+        page.wait_for_selector(IDLE, timeout=30_000)
+        page.wait_for_timeout(quiet_ms)
+        if page.locator(IDLE).count() and not page.get_by_test_id("stStatusWidget").count():
+            return
+    raise AssertionError(f"the page did not stay idle for {quiet_ms} ms")

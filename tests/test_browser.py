@@ -15,7 +15,14 @@ from playwright.sync_api import Browser, Dialog, Page, expect, sync_playwright
 from pydantic import TypeAdapter
 
 from explorer.checking.report import Report
-from tests.appserver import CHROMIUM_ARGS, COLUMN_VIEWS, IDLE, chromium_path, running_app
+from tests.appserver import (
+    CHROMIUM_ARGS,
+    COLUMN_VIEWS,
+    IDLE,
+    chromium_path,
+    running_app,
+    stay_idle,
+)
 from tests.conftest import FIXTURE, MANIFEST, ROOT, golden_index, run_module
 
 HEADING_AWARE = "[data-policy='heading-aware']"
@@ -422,7 +429,7 @@ def test_dropping_plain_markdown_files_builds_a_manifest(page: Page, tmp_path: P
     expect(button).to_be_enabled()
     # Every rerun done: a button clicked as it is replaced starts no download.
     expect(page.locator("[data-stale='true']")).to_have_count(0, timeout=30_000)
-    wait_idle(page)
+    stay_idle(page)
     with page.expect_download() as info:
         button.click()
     saved = tmp_path / "manifest.json"

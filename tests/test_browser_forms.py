@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
+from tests.appserver import stay_idle
 from tests.test_browser import app_url, browser, page, wait_idle
 from tests.test_browser_retrieval import open_retrieval
 
@@ -16,6 +17,7 @@ SECOND = ".st-key-new_question_quote_2 textarea"
 
 
 def choose_warranty(page: Page) -> None:
+    stay_idle(page)
     page.locator(".st-key-new_question_doc").click()
     page.keyboard.type("warranty")
     page.get_by_role("option", name="warranty", exact=True).click()

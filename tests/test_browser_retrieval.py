@@ -8,6 +8,7 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
+from tests.appserver import stay_idle
 from tests.conftest import ROOT
 from tests.test_browser import SIDEBAR_UPLOAD, app_url, browser, choose_source, page, wait_idle
 
@@ -83,6 +84,7 @@ def test_the_add_question_form_stays_open_above_the_scoreboard_after_an_add(page
         start=1,
     ):
         page.locator(".st-key-new_question_text input").fill(question)
+        stay_idle(page)
         page.locator(".st-key-new_question_doc").click()
         page.keyboard.type("warranty")
         page.get_by_role("option", name="warranty", exact=True).click()
