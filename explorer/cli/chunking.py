@@ -27,10 +27,11 @@ from ..errors import ErrorCode, ExplorerError, io_error
 from ..jsonio import dump_json
 from ..pipeline import Settings, write_comparison, write_export
 from ..retrieval.embedding import DEFAULT_EMBEDDER, load_embedder
-from ..sources.loading import DirectoryReader, LoadResult, load_documents
+from ..sources.loading import LoadResult
 from ..sources.manifest import parse_manifest, require_unique_source_ids
 from .files import (
     MAX_INPUT_FILE_BYTES,
+    _documents,
     _emit,
     _load,
     _print_notes,
@@ -171,15 +172,7 @@ def _validate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     if args.manifest is not None:
         manifest = parse_manifest(_read(args.manifest, "manifest"))
         require_unique_source_ids(manifest)  # an index is keyed by source_id
-        reader = DirectoryReader(args.manifest.parent)
-        load = load_documents(
-            manifest,
-            reader,
-            args.max_document_bytes,
-            args.max_total_bytes,
-            args.max_pages,
-            args.max_converted_chars,
-        )
+        load = _documents(args, manifest)
         cut = readable(load.documents, index.config, "the index").documents
         check_against_sources(index.documents, LoadResult(load.statuses, tuple(cut)))
     print(f"valid {index.index_id}", file=stdout)

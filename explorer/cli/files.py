@@ -41,21 +41,25 @@ def _read(path: Path, what: str, limit: int = MAX_INPUT_FILE_BYTES) -> bytes:
     return data
 
 
+def _documents(args: argparse.Namespace, manifest: Manifest) -> LoadResult:
+    """`manifest`'s documents, read from its folder within the command's limits."""
+    return load_documents(
+        manifest,
+        DirectoryReader(args.manifest.parent),
+        args.max_document_bytes,
+        args.max_total_bytes,
+        args.max_pages,
+        args.max_converted_chars,
+    )
+
+
 def _load(args: argparse.Namespace, err: TextIO) -> tuple[Manifest, LoadResult]:
     """The manifest's documents, loaded once for every column (whether a column's
     grammar reads each is the column's own question: `readable`)."""
     manifest = parse_manifest(_read(args.manifest, "manifest"))
     if args.command != "ingest":  # one index keyed by source_id
         require_unique_source_ids(manifest)
-    reader = DirectoryReader(args.manifest.parent)
-    load = load_documents(
-        manifest,
-        reader,
-        args.max_document_bytes,
-        args.max_total_bytes,
-        args.max_pages,
-        args.max_converted_chars,
-    )
+    load = _documents(args, manifest)
     # A persistent index records failures and keeps serving the old version: no refusal.
     proceed = args.skip_failed or args.command == "ingest"
     for line in failure_lines(load.failures, proceed):
